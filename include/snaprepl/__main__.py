@@ -1,0 +1,7 @@
+"""``python -m snaprepl``."""
+
+import sys
+
+from snaprepl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,172 @@
+"""The SYS_* catalog tables (SEMANTICS section 2), as SQLAlchemy Core tables.
+
+Virtuoso's columns keep Virtuoso's names; what snaprepl adds is named in the same style. Times are
+naive UTC. ``SN_LAST_TS``, ``SP_LAST_TS``, ``SS_LAST_PULL_TS`` and the replay logs' ``SNAPTIME`` are
+on the clock of the database whose log they come from, and are only compared with that clock.
+
+The tables live in the Airflow metadata database, created by ``airflow db migrate`` through
+:class:`snaprepl.catalog.db_manager.SnapreplDBManager`. No credentials are ever stored here: only
+Airflow connection ids.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+NAME = String(400)  # a catalog key: schema.table@conn_id
+IDENT = String(255)  # a single identifier, conn id or server name
+
+metadata = MetaData()
+
+SYS_SNAPSHOT = Table(
+    "SYS_SNAPSHOT",
+    metadata,
+    Column("SN_NAME", NAME, primary_key=True, comment="destination table: schema.table@conn_id"),
+    Column("SN_QUERY", Text, nullable=False, comment="query whose result the destination holds"),
+    Column("SN_LAST_TS", DateTime, comment="SNAPTIME of the last log group applied (source clock, UTC)"),
+    Column("SN_IS_INCREMENTAL", Integer, comment="NULL: nonincremental; otherwise incremental"),
+    Column("SN_SOURCE_TABLE", NAME, comment="incremental: the source table (its SYS_SNAPSHOT_LOG key)"),
+    Column("SN_LAST_UPD_BM", Text, comment="bookmark of an unfinished complete refresh"),
+    Column("SN_SOURCE_CONN", IDENT, nullable=False, comment="connection the query runs on"),
+    Column("SN_DEST_CONN", IDENT, nullable=False),
+    Column("SN_DEST_SCHEMA", IDENT, nullable=False),
+    Column("SN_DEST_TABLE", IDENT, nullable=False),
+    Column("SN_COLUMNS", Text, comment="incremental: JSON list of chosen source columns (NULL = all)"),
+    Column("SN_CONDITION", Text, comment="incremental: WHERE condition in the source dialect"),
+    Column("SN_KEY_COLUMNS", Text, comment="JSON list of the destination's key columns"),
+    Column("SN_SCHEDULE", String(100), comment="Airflow schedule of the refresh DAG (NULL = manual)"),
+    Column("SN_TOLERANCE_MIN", Integer, comment="tolerance window override in minutes"),
+    Column("SN_NEEDS_COMPLETE", Text, comment="why a complete refresh is required (NULL = not required)"),
+    Column("SN_CREATED_AT", DateTime, nullable=False),
+    Column("SN_LAST_REFRESH_AT", DateTime),
+    Column("SN_LAST_REFRESH_KIND", String(20), comment="incremental or complete"),
+    Column("SN_LAST_STATUS", String(20), comment="running, succeeded or failed"),
+    Column("SN_LAST_ERROR", Text),
+    Column("SN_LAST_ROWS_UPSERTED", BigInteger),
+    Column("SN_LAST_ROWS_DELETED", BigInteger),
+    Column("SN_LAST_ROWS_COPIED", BigInteger),
+    Column("SN_LAST_DURATION_S", Float),
+    UniqueConstraint("SN_DEST_CONN", "SN_DEST_SCHEMA", "SN_DEST_TABLE", name="uq_sys_snapshot_dest"),
+)
+
+SYS_SNAPSHOT_LOG = Table(
+    "SYS_SNAPSHOT_LOG",
+    metadata,
+    Column("SNL_SOURCE", NAME, primary_key=True, comment="source table: schema.table@conn_id"),
+    Column("SNL_RLOG", IDENT, nullable=False, comment="snapshot log table, beside the source"),
+    Column("SNL_RPLOG", IDENT, nullable=False, comment="replay log table (in this catalog)"),
+    Column("SNL_CONN", IDENT, nullable=False),
+    Column("SNL_SCHEMA", IDENT, nullable=False),
+    Column("SNL_TABLE", IDENT, nullable=False),
+    Column("SNL_DIALECT", String(20), nullable=False),
+    Column("SNL_KEY_COLUMNS", Text, nullable=False, comment="JSON list of the source's primary key"),
+    Column("SNL_OBJECTS", Text, nullable=False, comment="JSON: names of the log's database objects"),
+    Column("SNL_KIND", String(20), nullable=False, comment="snapshot, or bidir for publications"),
+    Column("SNL_PURGED_BEFORE", DateTime, comment="entries older than this may have been purged"),
+    Column("SNL_LAST_PURGE_AT", DateTime),
+    Column("SNL_CREATED_AT", DateTime, nullable=False),
+)
+
+SYS_SERVERS = Table(
+    "SYS_SERVERS",
+    metadata,
+    Column("SERVER", IDENT, primary_key=True, comment="unique replication name"),
+    Column("DB_ADDRESS", IDENT, nullable=False, unique=True, comment="Airflow connection id"),
+    Column("CREATED_AT", DateTime, nullable=False),
+)
+
+SYS_SNAPSHOT_PUB = Table(
+    "SYS_SNAPSHOT_PUB",
+    metadata,
+    Column("SP_ITEM", NAME, primary_key=True, comment="published table: schema.table@conn_id"),
+    Column("SP_TYPE", Integer, primary_key=True, comment="1 = collection of files, 2 = table"),
+    Column("SP_LAST_TS", DateTime, comment="publisher log: last SNAPTIME pushed to every subscriber"),
+    Column("SP_SERVER", IDENT, nullable=False, comment="replication name of the publisher"),
+    Column("SP_SCHEDULE", String(100)),
+    Column("SP_LAST_SYNC_AT", DateTime),
+    Column("SP_LAST_STATUS", String(20)),
+    Column("SP_LAST_ERROR", Text),
+    Column("SP_CREATED_AT", DateTime, nullable=False),
+)
+
+SYS_SNAPSHOT_SUB = Table(
+    "SYS_SNAPSHOT_SUB",
+    metadata,
+    Column("SS_SERVER", IDENT, primary_key=True, comment="replication name of the subscriber"),
+    Column("SS_ITEM", NAME, primary_key=True),
+    Column("SS_TYPE", Integer, primary_key=True),
+    Column("SS_LAST_PULL_TS", DateTime, comment="subscriber clock: last SNAPTIME pulled"),
+    Column("SS_LAST_PUSH_TS", DateTime, comment="publisher clock: last SNAPTIME pushed"),
+    Column("SS_SCHEMA", IDENT, comment="schema of the replica on the subscriber"),
+    Column("SS_TABLE", IDENT, comment="name of the replica on the subscriber"),
+    Column("SS_INIT_STATE", String(20), comment="NULL, running or done (REPL_INIT_SNAPSHOT)"),
+    Column("SS_INIT_BM", Text, comment="bookmark of an unfinished initial copy"),
+    Column("SS_CREATED_AT", DateTime, nullable=False),
+)
+
+SYS_SNAPSHOT_CR = Table(
+    "SYS_SNAPSHOT_CR",
+    metadata,
+    Column("CR_ID", Integer, primary_key=True, autoincrement=True),
+    Column("CR_TABLE_NAME", NAME, nullable=False),
+    Column("CR_TYPE", String(1), nullable=False, comment="I, U or D"),
+    Column("CR_PROC", String(500), nullable=False, comment="resolver: package.module:function"),
+    Column("CR_ORDER", Integer, nullable=False),
+    Column("CR_CLASS", String(20), comment="generated class (min, max, ave, pub_wins, sub_wins) or NULL"),
+    Column("CR_COLUMN", IDENT, comment="column of min, max and ave resolvers"),
+    Column("CR_SUFFIX", IDENT),
+    UniqueConstraint("CR_TABLE_NAME", "CR_TYPE", "CR_ORDER", name="uq_sys_snapshot_cr_order"),
+)
+
+SYS_RPLOG = Table(
+    "SYS_RPLOG",
+    metadata,
+    Column("TARGET", NAME, primary_key=True, comment="snapshot (SN_NAME) the entry was applied to"),
+    Column("RLOG_ROWGUID", IDENT, primary_key=True),
+    Column("SNAPTIME", DateTime, nullable=False),
+    Index("ix_sys_rplog_target_snaptime", "TARGET", "SNAPTIME"),
+)
+
+SYS_URPLOG = Table(
+    "SYS_URPLOG",
+    metadata,
+    Column("ITEM", NAME, primary_key=True),
+    Column("SOURCE_SERVER", IDENT, primary_key=True),
+    Column("TARGET_SERVER", IDENT, primary_key=True),
+    Column("RLOG_ROWGUID", IDENT, primary_key=True),
+    Column("SNAPTIME", DateTime, nullable=False),
+    Index("ix_sys_urplog_direction_snaptime", "ITEM", "SOURCE_SERVER", "TARGET_SERVER", "SNAPTIME"),
+)
+
+SYS_SNAPSHOT_CONFLICT = Table(
+    "SYS_SNAPSHOT_CONFLICT",
+    metadata,
+    Column("CF_ID", Integer, primary_key=True, autoincrement=True),
+    Column("CF_ITEM", NAME, nullable=False),
+    Column("CF_TYPE", String(1), nullable=False, comment="I (uniqueness), U (update) or D (delete)"),
+    Column("CF_ORIGIN", IDENT, nullable=False, comment="server the incoming change came from"),
+    Column("CF_KEY", Text, nullable=False, comment="JSON primary key"),
+    Column("CF_INCOMING", Text, comment="JSON row as it came in"),
+    Column("CF_CURRENT", Text, comment="JSON publisher row at the time"),
+    Column("CF_RESOLVER", String(500), comment="resolver that decided, or 'default'"),
+    Column("CF_DECISION", Integer, nullable=False, comment="1 sub wins, 2 sub wins changed, 3 pub wins, 4 ignore"),
+    Column("CF_LOSER", Text, comment="JSON of the losing row"),
+    Column("CF_AT", DateTime, nullable=False),
+    Column("CF_NOTIFIED", Boolean, nullable=False, default=False),
+    Index("ix_sys_snapshot_conflict_item_at", "CF_ITEM", "CF_AT"),
+)
+
+VERSION_TABLE = "alembic_version_snaprepl"

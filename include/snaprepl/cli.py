@@ -1,0 +1,142 @@
+"""The ``snaprepl`` command.
+
+Success exits 0; any failure exits 1 with one line ``snaprepl: error: <what is wrong and what to do>``
+(2 for a malformed command line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from snaprepl.errors import SnapreplError
+
+STATEMENTS_HELP = """\
+statements (case-insensitive, ';'-separated; names are [schema.]table[@conn_id]):
+  CREATE SNAPSHOT LOG FOR t            DROP SNAPSHOT LOG FOR t       PURGE SNAPSHOT LOG FOR t [FORCE]
+functions (the seed's names), e.g.:
+  repl_create_snapshot_log('orders@src')   repl_drop_snapshot_log('t')   repl_purge_snapshot_log('t')
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="snaprepl",
+        description="Trigger-based snapshot replication orchestrated by Airflow and executed by Spark.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    sql = commands.add_parser(
+        "sql",
+        help="run statements",
+        description="Run snaprepl statements.",
+        epilog=STATEMENTS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sql.add_argument("statements", nargs="?", help="statements to run; omit with -f")
+    sql.add_argument("-f", "--file", help="read statements from FILE ('-' for standard input)")
+
+    status = commands.add_parser("status", help="show the catalog")
+    status.add_argument("--json", action="store_true", help="print JSON for machines")
+    status.add_argument("--no-probe", action="store_true", help="do not connect to sources to count backlogs")
+
+    ddl = commands.add_parser(
+        "ddl",
+        help="print generated DDL without connecting",
+        description="Print the DDL of a snapshot log for any dialect, e.g. to run it by hand on SQL Server, "
+        "Oracle, DB2 or Informix.",
+    )
+    ddl_kinds = ddl.add_subparsers(dest="kind", required=True)
+    log_ddl = ddl_kinds.add_parser("log", help="DDL of a snapshot log (RLOG table and triggers)")
+    log_ddl.add_argument("--dialect", required=True, help="postgres, mysql, sqlite, mssql, oracle, db2, informix")
+    log_ddl.add_argument("--table", required=True, help="[schema.]table")
+    log_ddl.add_argument(
+        "--key", action="append", required=True, metavar="'COLUMN TYPE'", help="a primary key column (repeat)"
+    )
+    log_ddl.add_argument("--drop", action="store_true", help="print the DROP statements instead")
+
+    catalog = commands.add_parser("catalog", help="manage the catalog tables")
+    catalog_actions = catalog.add_subparsers(dest="action", required=True)
+    catalog_actions.add_parser("upgrade", help="create or migrate the SYS_* tables in the catalog database")
+    catalog_actions.add_parser("where", help="print where the catalog is")
+    return parser
+
+
+def _read_statements(args: argparse.Namespace) -> str:
+    if args.file and args.statements:
+        raise SnapreplError("give statements or -f FILE, not both")
+    if args.file == "-":
+        return sys.stdin.read()
+    if args.file:
+        path = Path(args.file)
+        if not path.is_file():
+            raise SnapreplError(f"file {path} does not exist")
+        return path.read_text()
+    if args.statements is None:
+        raise SnapreplError("no statements given", "pass them as an argument or with -f FILE")
+    return args.statements
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "sql":
+        from snaprepl.statements.executor import run_script
+
+        for result in run_script(_read_statements(args)):
+            if result is not None:
+                print(result)
+        return 0
+    if args.command == "status":
+        from snaprepl.catalog.store import Catalog
+        from snaprepl.settings import Settings
+        from snaprepl.status import collect_status, render_json, render_text
+
+        report = collect_status(Catalog.open(), Settings.load(), probe=not args.no_probe)
+        print(render_json(report) if args.json else render_text(report))
+        return 0
+    if args.command == "ddl":
+        from snaprepl.ddl import snapshot_log_ddl
+
+        print(snapshot_log_ddl(args.dialect, args.table, args.key, drop=args.drop))
+        return 0
+    if args.command == "catalog":
+        from snaprepl.catalog.migrate import upgrade
+        from snaprepl.catalog.store import Catalog
+
+        catalog = Catalog.open()
+        if args.action == "upgrade":
+            upgrade(catalog.engine)
+            print(f"catalog migrated in {catalog.describe()}")
+        else:
+            print(catalog.describe())
+        return 0
+    raise AssertionError(args.command)  # argparse only accepts the commands above
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
+    try:
+        return _run(args)
+    except SnapreplError as err:
+        print(f"snaprepl: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("snaprepl: error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if os.environ.get("SNAPREPL_DEBUG"):
+            raise
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        print(
+            f"snaprepl: error: unexpected {type(err).__name__}: {text} (set SNAPREPL_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""Sessions on source and destination databases, one interface for every connection type.
+
+PostgreSQL, MariaDB and SQLite connections go through SQLAlchemy with their native Python drivers;
+``jdbc`` connections through the JDBC provider's hook (JayDeBeApi). Either way a caller gets a
+:class:`Session` (one transaction) with ``execute`` and ``query`` taking ``:name`` parameters, and
+never needs to know which driver is underneath.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.dialects import Dialect
+from snaprepl.errors import DatabaseUnreachable
+from snaprepl.jars import jdbc_jars
+
+_NAMED_PARAM = re.compile(r"(?<![:\w]):(\w+)")
+
+
+class Session(ABC):
+    """One transaction on one database."""
+
+    dialect: Dialect
+
+    @abstractmethod
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run a statement; return the affected row count (-1 if unknown).
+
+        Without ``params`` the SQL is sent as is, so it may contain ``:`` and ``%`` freely.
+        """
+
+    @abstractmethod
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run a query; return all rows."""
+
+    def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        for row in rows:
+            self.execute(sql, row)
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def rollback(self) -> None: ...
+
+
+class _SqlAlchemySession(Session):
+    def __init__(self, connection: sa.Connection, dialect: Dialect) -> None:
+        self._conn = connection
+        self.dialect = dialect
+
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
+        result = self._conn.execute(sa.text(sql), dict(params)) if params else self._conn.exec_driver_sql(sql)
+        return result.rowcount
+
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        result = self._conn.execute(sa.text(sql), dict(params)) if params else self._conn.exec_driver_sql(sql)
+        return [tuple(row) for row in result.fetchall()]
+
+    def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        if rows:
+            self._conn.execute(sa.text(sql), [dict(r) for r in rows])
+
+    def commit(self) -> None:
+        self._conn.commit()
+
+    def rollback(self) -> None:
+        self._conn.rollback()
+
+
+class _JdbcSession(Session):
+    def __init__(self, connection: Any, dialect: Dialect) -> None:
+        self._conn = connection
+        self.dialect = dialect
+
+    @staticmethod
+    def _positional(sql: str, params: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
+        if not params:
+            return sql, []
+        names: list[str] = []
+
+        def to_qmark(match: re.Match[str]) -> str:
+            names.append(match.group(1))
+            return "?"
+
+        return _NAMED_PARAM.sub(to_qmark, sql), [params[n] for n in names]
+
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
+        text, args = self._positional(sql, params)
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(text, args) if args else cursor.execute(text)
+            return cursor.rowcount
+        finally:
+            cursor.close()
+
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        text, args = self._positional(sql, params)
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(text, args) if args else cursor.execute(text)
+            return [tuple(row) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    def commit(self) -> None:
+        self._conn.commit()
+
+    def rollback(self) -> None:
+        self._conn.rollback()
+
+
+class Database:
+    """A database reached through one Airflow connection.
+
+    :param conn: the connection (with its secrets).
+    """
+
+    def __init__(self, conn: ConnectionInfo) -> None:
+        self.conn = conn
+        self.dialect = conn.dialect
+        self._engine: sa.Engine | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_conn_id(cls, conn_id: str) -> Database:
+        """The database of Airflow connection ``conn_id``, shared within this process."""
+        with _REGISTRY_LOCK:
+            database = _REGISTRY.get(conn_id)
+            if database is None:
+                database = _REGISTRY[conn_id] = cls(get_connection(conn_id))
+            return database
+
+    def describe_target(self) -> str:
+        """Where this database is, for messages (never with credentials)."""
+        if self.dialect.name == "sqlite" and self.conn.conn_type != "jdbc":
+            where = self.conn.database_path
+        elif self.conn.conn_type == "jdbc":
+            where = str(self.conn.host).split("?")[0]
+        else:
+            where = f"{self.conn.host or '127.0.0.1'}:{self.conn.port or ''}/{self.conn.schema or ''}"
+        return f"connection '{self.conn.conn_id}' ({self.dialect.name} at {where})"
+
+    def engine(self) -> sa.Engine:
+        with self._lock:
+            if self._engine is None:
+                self._engine = self._create_engine()
+            return self._engine
+
+    def _create_engine(self) -> sa.Engine:
+        return create_engine(self.conn.sqlalchemy_url())
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        if self.conn.conn_type == "jdbc":
+            with self._jdbc_session() as session:
+                yield session
+            return
+        try:
+            connection = self.engine().connect()
+        except (OperationalError, DBAPIError) as err:
+            raise DatabaseUnreachable(
+                f"cannot connect to {self.describe_target()}: {_first_line(err.orig or err)}",
+                "check that the server runs and the connection's host, port, login and schema",
+            ) from None
+        try:
+            with connection.begin():
+                yield _SqlAlchemySession(connection, self.dialect)
+        finally:
+            connection.close()
+
+    @contextmanager
+    def _jdbc_session(self) -> Iterator[Session]:
+        from airflow.providers.jdbc.hooks.jdbc import JdbcHook
+        from airflow.sdk import Connection as SdkConnection
+
+        hook = JdbcHook(
+            connection=SdkConnection(
+                conn_id=self.conn.conn_id,
+                conn_type="jdbc",
+                host=self.conn.host,
+                login=self.conn.login,
+                password=self.conn.password,
+            ),
+            # JPype's JVM has a frozen classpath: hand it every driver jar at once.
+            driver_path=",".join(str(j) for j in jdbc_jars()),
+            driver_class=self.conn.jdbc_driver(),
+        )
+        try:
+            raw = hook.get_conn()
+        except Exception as err:
+            raise DatabaseUnreachable(
+                f"cannot connect to {self.describe_target()}: {_first_line(err)}",
+                "check the JDBC URL, the driver class and that its jar is installed",
+            ) from None
+        hook.set_autocommit(raw, False)
+        session = _JdbcSession(raw, self.dialect)
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            raw.close()
+
+    def dispose(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose()
+                self._engine = None
+
+
+def create_engine(url: str | sa.URL) -> sa.Engine:
+    """A SQLAlchemy engine with snaprepl's settings for the database kind."""
+    url = sa.make_url(url)
+    if url.get_backend_name() != "sqlite":
+        return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+    engine = sa.create_engine(url, connect_args={"timeout": 60})
+
+    # pysqlite would commit before DDL and start transactions lazily. Take control: DDL becomes
+    # transactional, and a writer takes the write lock at BEGIN, so concurrent writers queue instead
+    # of failing with "database is locked" when upgrading a read lock.
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+_REGISTRY: dict[str, Database] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def forget_databases() -> None:
+    """Dispose every shared database (tests change connections between sessions)."""
+    with _REGISTRY_LOCK:
+        for database in _REGISTRY.values():
+            database.dispose()
+        _REGISTRY.clear()
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

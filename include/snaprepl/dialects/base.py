@@ -1,0 +1,379 @@
+"""The dialect interface: everything that differs between databases lives behind it.
+
+Callers never branch on a dialect's name; they ask the dialect object for SQL, names and
+introspection. Each dialect says whether snaprepl runs it for real (PostgreSQL, MariaDB/MySQL,
+SQLite) or only generates its DDL (SQL Server, Oracle, DB2, Informix).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar, Protocol
+
+from sqlalchemy.engine import URL
+from sqlglot import exp
+
+from snaprepl.dialects import types as type_mapping
+from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
+from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
+
+
+class ConnectionFields(Protocol):
+    """The connection fields a dialect reads (see :class:`snaprepl.connections.ConnectionInfo`)."""
+
+    host: str | None
+    port: int | None
+    login: str | None
+    password: str | None
+    schema: str | None
+
+    @property
+    def database_path(self) -> str: ...
+
+
+class SqlSession(Protocol):
+    """What a dialect needs from an open database session (see :mod:`snaprepl.db`)."""
+
+    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]: ...
+
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int: ...
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column as its database declares it.
+
+    :param name: exact column name.
+    :param type_sql: declared type in the table's own dialect, including a non-default collation,
+        so a log's key columns compare keys exactly as the source does.
+    :param nullable: whether NULLs are allowed.
+    :param pk_position: 1-based position in the primary key, or ``None``.
+    """
+
+    name: str
+    type_sql: str
+    nullable: bool = True
+    pk_position: int | None = None
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table's resolved name and columns."""
+
+    table: ResolvedTable
+    columns: tuple[Column, ...]
+
+    @property
+    def primary_key(self) -> tuple[Column, ...]:
+        keyed = [c for c in self.columns if c.pk_position is not None]
+        return tuple(sorted(keyed, key=lambda c: c.pk_position or 0))
+
+    def column(self, name: str) -> Column:
+        for col in self.columns:
+            if col.name == name:
+                return col
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class LogObjects:
+    """Names of the database objects of one snapshot log, exactly as created.
+
+    They are recorded in the catalog so that a log is dropped by the names it was made with, even
+    where a dialect had to shorten them.
+    """
+
+    rlog: str
+    key_columns: tuple[str, ...]
+    triggers: tuple[str, ...]
+    functions: tuple[str, ...] = ()
+    sequences: tuple[str, ...] = ()
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "rlog": self.rlog,
+                "key_columns": list(self.key_columns),
+                "triggers": list(self.triggers),
+                "functions": list(self.functions),
+                "sequences": list(self.sequences),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> LogObjects:
+        data = json.loads(text)
+        return cls(
+            rlog=data["rlog"],
+            key_columns=tuple(data["key_columns"]),
+            triggers=tuple(data["triggers"]),
+            functions=tuple(data.get("functions", ())),
+            sequences=tuple(data.get("sequences", ())),
+        )
+
+
+@dataclass(frozen=True)
+class DdlStep:
+    """One DDL statement and the statement that takes it back (for dialects without transactional DDL)."""
+
+    sql: str
+    undo: str | None = None
+
+
+@dataclass(frozen=True)
+class LogColumns:
+    """Fixed column names of every snapshot log."""
+
+    snaptime: str = "SNAPTIME"
+    dmltype: str = "DMLTYPE"
+    rowguid: str = "RLOG_ROWGUID"
+    key_prefix: str = "RLOG_"
+
+
+LOG_COLUMNS = LogColumns()
+
+
+class Dialect(ABC):
+    """One database dialect.
+
+    Subclasses set the class variables and implement the abstract methods.
+    """
+
+    name: ClassVar[str]
+    #: sqlglot's name for the dialect ("" where sqlglot has none: DB2, Informix).
+    sqlglot_dialect: ClassVar[str]
+    #: Longest identifier in bytes.
+    max_identifier_length: ClassVar[int]
+    #: Whether DDL takes part in transactions (so a failed multi-statement DDL rolls back).
+    transactional_ddl: ClassVar[bool]
+    #: Whether snaprepl connects to and runs this dialect; the others get generated DDL only.
+    executable: ClassVar[bool] = False
+    #: Whether table names match regardless of case (SQLite).
+    case_insensitive_names: ClassVar[bool] = False
+    #: Default JDBC driver class.
+    jdbc_driver: ClassVar[str]
+    #: Prefixes of JDBC URLs of this dialect.
+    jdbc_url_prefixes: ClassVar[tuple[str, ...]]
+    #: Types of the fixed log columns.
+    snaptime_type: ClassVar[str]
+    dmltype_type: ClassVar[str] = "CHAR(1)"
+    rowguid_type: ClassVar[str] = "VARCHAR(255)"
+
+    log_columns: ClassVar[LogColumns] = LOG_COLUMNS
+
+    # ------------------------------------------------------------------ names and quoting
+
+    def fold(self, ident: Ident) -> str:
+        """The stored form of an identifier: quoted kept as is, unquoted folded by the dialect's rule."""
+        return ident.text if ident.quoted else self.fold_unquoted(ident.text)
+
+    def fold_unquoted(self, text: str) -> str:
+        """How the dialect stores an unquoted identifier (default: as written)."""
+        if not _is_plain_identifier(text):
+            raise InvalidName(
+                f"{text!r} is not a plain identifier",
+                'quote it ("like this") if the name really contains such characters',
+            )
+        return text
+
+    def quote(self, name: str) -> str:
+        """Quote one identifier for this dialect, escaping embedded quote characters."""
+        return exp.to_identifier(name, quoted=True).sql(dialect=self.sqlglot_dialect or None)
+
+    def qualified(self, schema: str | None, table: str) -> str:
+        return f"{self.quote(schema)}.{self.quote(table)}" if schema else self.quote(table)
+
+    def same_name(self, stored: str, wanted: str) -> bool:
+        """Whether a stored name is the name the user meant (after folding)."""
+        return stored.lower() == wanted.lower() if self.case_insensitive_names else stored == wanted
+
+    def literal(self, value: str) -> str:
+        """A string literal (quotes doubled, so no value can end it early)."""
+        return "'" + value.replace("'", "''") + "'"
+
+    def shorten(self, name: str) -> str:
+        return shorten(name, self.max_identifier_length)
+
+    # ------------------------------------------------------------------ drivers
+
+    #: SQLAlchemy driver name for the Python side; ``None`` where snaprepl only generates DDL.
+    sqlalchemy_driver: ClassVar[str | None] = None
+
+    def sqlalchemy_url(self, conn: ConnectionFields) -> URL:
+        """SQLAlchemy URL of a connection of this dialect."""
+        if self.sqlalchemy_driver is None:
+            raise UnsupportedConnection(
+                f"snaprepl generates {self.name} DDL but does not connect to {self.name}",
+                "print the DDL with `snaprepl ddl` and run it with your own tools",
+            )
+        return URL.create(
+            self.sqlalchemy_driver,
+            username=conn.login,
+            password=conn.password,
+            host=conn.host or "127.0.0.1",
+            port=conn.port,
+            database=conn.schema,
+            query=self.sqlalchemy_query(),
+        )
+
+    def sqlalchemy_query(self) -> dict[str, str]:
+        return {}
+
+    def jdbc_url(self, conn: ConnectionFields) -> str:
+        """JDBC URL of a (non-``jdbc``) connection of this dialect, without credentials."""
+        raise UnsupportedConnection(
+            f"connections of dialect {self.name} must be of type jdbc",
+            "put the JDBC URL in the connection's host field",
+        )
+
+    def jdbc_properties(self) -> dict[str, str]:
+        """Driver properties every JDBC connection of this dialect needs."""
+        return {}
+
+    # ------------------------------------------------------------------ types
+
+    def map_type(self, type_sql: str, source_dialect: Dialect) -> str:
+        """Map a column type of ``source_dialect`` to this dialect (seed table + snaprepl's rows)."""
+        if source_dialect.name == self.name:
+            return type_sql
+        return type_mapping.map_type(type_sql, source_dialect.name, self.name)
+
+    # ------------------------------------------------------------------ clock and ids
+
+    @abstractmethod
+    def utc_now_sql(self) -> str:
+        """An expression giving the database's current UTC time (what SNAPTIME is stamped with)."""
+
+    @abstractmethod
+    def uuid_sql(self) -> str:
+        """An expression giving a fresh unique id as text."""
+
+    def snaptime_param(self, value: datetime) -> Any:
+        """A SNAPTIME as a query parameter, comparable with the stored values."""
+        return value
+
+    def snaptime_value(self, value: Any) -> datetime | None:
+        """A SNAPTIME read from the database, as a naive UTC datetime."""
+        if value is None or isinstance(value, datetime):
+            return value
+        return datetime.fromisoformat(str(value))
+
+    def now_utc(self, session: SqlSession) -> datetime:
+        """The database's current UTC time: the clock SNAPTIMEs come from."""
+        value = self.snaptime_value(session.query(f"SELECT {self.utc_now_sql()}")[0][0])
+        assert value is not None
+        return value
+
+    # ------------------------------------------------------------------ snapshot logs
+
+    def log_objects(self, table: ResolvedTable, key_columns: Sequence[str]) -> LogObjects:
+        """Names of the log table, its key columns and triggers for ``table``.
+
+        PostgreSQL, MariaDB and SQLite follow SEMANTICS section 1 (``<schema>_<table>_I_log``);
+        the seed's other dialects override this with the names the seed lists for them.
+        """
+        base = underscored(table.schema, table.table)
+        return LogObjects(
+            rlog=self.shorten(f"RLOG_{table.table}"),
+            key_columns=self._log_key_columns(key_columns),
+            triggers=tuple(with_suffix(base, f"_{op}_log", self.max_identifier_length) for op in ("I", "U", "D")),
+        )
+
+    def _log_key_columns(self, key_columns: Sequence[str]) -> tuple[str, ...]:
+        names = tuple(self.shorten(f"{self.log_columns.key_prefix}{col}") for col in key_columns)
+        if len(set(names)) != len(names):
+            raise InvalidName(f"primary key columns {list(key_columns)} give clashing log column names")
+        return names
+
+    def create_log_table_sql(self, info: TableInfo, objects: LogObjects) -> str:
+        """``CREATE TABLE RLOG_<t>`` with the key columns typed as the source declares them."""
+        cols = self.log_columns
+        key_defs = [
+            f"{self.quote(log_col)} {col.type_sql} NOT NULL"
+            for log_col, col in zip(objects.key_columns, info.primary_key, strict=True)
+        ]
+        body = ",\n  ".join(
+            [
+                *key_defs,
+                f"{self.quote(cols.snaptime)} {self.snaptime_type} NOT NULL",
+                f"{self.quote(cols.dmltype)} {self.dmltype_type} NOT NULL",
+                f"{self.quote(cols.rowguid)} {self.rowguid_type} NOT NULL",
+                f"PRIMARY KEY ({', '.join(self.quote(c) for c in objects.key_columns)})",
+            ]
+        )
+        rlog = self.qualified(info.table.schema, objects.rlog)
+        return f"CREATE TABLE {rlog} (\n  {body}\n){self.table_options()}"
+
+    def table_options(self) -> str:
+        return ""
+
+    @abstractmethod
+    def create_log_ddl(self, info: TableInfo, objects: LogObjects) -> list[DdlStep]:
+        """Every statement that creates the log table and its triggers, in order."""
+
+    @abstractmethod
+    def drop_log_ddl(self, table: ResolvedTable, objects: LogObjects, *, source_exists: bool) -> list[str]:
+        """Statements that drop the triggers and the log table; each must succeed if the object is gone.
+
+        :param source_exists: whether the source table is still there (triggers went with it if not).
+        """
+
+    def render_script(self, statements: Sequence[str]) -> str:
+        """Statements as a script for the dialect's own command-line client."""
+        return "".join(f"{s};\n\n" for s in statements).rstrip() + "\n"
+
+    # ------------------------------------------------------------------ introspection
+
+    def default_schema(self, session: SqlSession) -> str:
+        raise NotImplementedError(f"{self.name}: introspection is not implemented")
+
+    def describe(self, session: SqlSession, schema: Ident | None, table: Ident, conn_id: str) -> TableInfo:
+        """Resolve ``schema.table`` on this database and describe its columns.
+
+        :raises TableNotFound: with a hint when only a differently-cased table exists.
+        """
+        schema_name = self.fold(schema) if schema else self.default_schema(session)
+        table_name = self.fold(table)
+        found = self.find_table(session, schema_name, table_name)
+        if found is None:
+            near = self.find_table_any_case(session, schema_name, table_name)
+            hint = (
+                f'did you mean "{near}"? quote the name to keep its case'
+                if near
+                else "check the name and the connection"
+            )
+            raise TableNotFound(
+                f"table {schema_name}.{table_name} does not exist on connection '{conn_id}' ({self.name})",
+                hint,
+            )
+        resolved = ResolvedTable(conn_id=conn_id, schema=found[0], table=found[1])
+        return TableInfo(resolved, tuple(self.columns(session, found[0], found[1])))
+
+    def find_table(self, session: SqlSession, schema: str, table: str) -> tuple[str, str] | None:
+        raise NotImplementedError(f"{self.name}: introspection is not implemented")
+
+    def find_table_any_case(self, session: SqlSession, schema: str, table: str) -> str | None:
+        return None
+
+    def columns(self, session: SqlSession, schema: str, table: str) -> list[Column]:
+        raise NotImplementedError(f"{self.name}: introspection is not implemented")
+
+    def table_exists(self, session: SqlSession, schema: str, table: str) -> bool:
+        return self.find_table(session, schema, table) is not None
+
+    # ------------------------------------------------------------------ helpers for subclasses
+
+    def _key_list(self, prefix: str, columns: Sequence[str]) -> str:
+        return ", ".join(f"{prefix}{self.quote(c)}" for c in columns)
+
+    def _log_column_list(self, objects: LogObjects) -> str:
+        cols = self.log_columns
+        return ", ".join(self.quote(c) for c in (*objects.key_columns, cols.snaptime, cols.dmltype, cols.rowguid))
+
+
+def _is_plain_identifier(text: str) -> bool:
+    return bool(text) and (text[0].isalpha() or text[0] == "_") and all(ch.isalnum() or ch in "_$" for ch in text)

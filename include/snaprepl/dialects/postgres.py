@@ -1,0 +1,166 @@
+"""PostgreSQL."""
+
+from __future__ import annotations
+
+from snaprepl.dialects.base import (
+    Column,
+    ConnectionFields,
+    DdlStep,
+    Dialect,
+    LogObjects,
+    SqlSession,
+    TableInfo,
+)
+from snaprepl.names import ResolvedTable, underscored, with_suffix
+
+
+class PostgresDialect(Dialect):
+    name = "postgres"
+    sqlglot_dialect = "postgres"
+    max_identifier_length = 63
+    transactional_ddl = True
+    executable = True
+    jdbc_driver = "org.postgresql.Driver"
+    jdbc_url_prefixes = ("jdbc:postgresql:",)
+    snaptime_type = "timestamp(6)"
+    dmltype_type = "char(1)"
+    rowguid_type = "varchar(255)"
+    sqlalchemy_driver = "postgresql+psycopg2"
+
+    def jdbc_url(self, conn: ConnectionFields) -> str:
+        return (
+            f"jdbc:postgresql://{conn.host or '127.0.0.1'}:{conn.port or 5432}/{conn.schema or ''}"
+            "?reWriteBatchedInserts=true"
+        )
+
+    def fold_unquoted(self, text: str) -> str:
+        return super().fold_unquoted(text).lower()
+
+    def utc_now_sql(self) -> str:
+        # now() is the transaction's start time: one source transaction is one SNAPTIME group.
+        return "(now() AT TIME ZONE 'UTC')"
+
+    def uuid_sql(self) -> str:
+        return "gen_random_uuid()::text"
+
+    def log_objects(self, table: ResolvedTable, key_columns: list[str] | tuple[str, ...]) -> LogObjects:
+        objects = super().log_objects(table, key_columns)
+        function = with_suffix(underscored(table.schema, table.table), "_rlog_fn", self.max_identifier_length)
+        return LogObjects(
+            rlog=objects.rlog,
+            key_columns=objects.key_columns,
+            triggers=objects.triggers,
+            functions=(function,),
+        )
+
+    def _upsert(self, rlog: str, objects: LogObjects, row: str, source_keys: list[str], dmltype: str) -> str:
+        cols = self.log_columns
+        values = ", ".join(
+            [
+                *(f"{row}.{self.quote(k)}" for k in source_keys),
+                self.utc_now_sql(),
+                f"'{dmltype}'",
+                self.uuid_sql(),
+            ]
+        )
+        keys = ", ".join(self.quote(k) for k in objects.key_columns)
+        updates = ", ".join(
+            f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in (cols.snaptime, cols.dmltype, cols.rowguid)
+        )
+        return (
+            f"INSERT INTO {rlog} ({self._log_column_list(objects)}) VALUES ({values})\n"
+            f"      ON CONFLICT ({keys}) DO UPDATE SET {updates};"
+        )
+
+    def create_log_ddl(self, info: TableInfo, objects: LogObjects) -> list[DdlStep]:
+        table = info.table
+        source = self.qualified(table.schema, table.table)
+        rlog = self.qualified(table.schema, objects.rlog)
+        function = self.qualified(table.schema, objects.functions[0])
+        keys = [c.name for c in info.primary_key]
+        key_changed = " OR ".join(f"OLD.{self.quote(k)} IS DISTINCT FROM NEW.{self.quote(k)}" for k in keys)
+        body = f"""BEGIN
+  IF TG_OP = 'INSERT' THEN
+    {self._upsert(rlog, objects, "NEW", keys, "I")}
+  ELSIF TG_OP = 'DELETE' THEN
+    {self._upsert(rlog, objects, "OLD", keys, "D")}
+  ELSIF {key_changed} THEN
+    {self._upsert(rlog, objects, "OLD", keys, "D")}
+    {self._upsert(rlog, objects, "NEW", keys, "I")}
+  ELSE
+    {self._upsert(rlog, objects, "NEW", keys, "U")}
+  END IF;
+  RETURN NULL;
+END"""
+        steps = [
+            DdlStep(self.create_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}"),
+            DdlStep(
+                f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$\n{body}\n$snaprepl$",
+                f"DROP FUNCTION IF EXISTS {function}()",
+            ),
+        ]
+        for trigger, event in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), strict=True):
+            steps.append(
+                DdlStep(
+                    f"CREATE TRIGGER {self.quote(trigger)} AFTER {event} ON {source} "
+                    f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+                    f"DROP TRIGGER IF EXISTS {self.quote(trigger)} ON {source}",
+                )
+            )
+        return steps
+
+    def drop_log_ddl(self, table: ResolvedTable, objects: LogObjects, *, source_exists: bool) -> list[str]:
+        source = self.qualified(table.schema, table.table)
+        statements = []
+        if source_exists:
+            statements += [f"DROP TRIGGER IF EXISTS {self.quote(t)} ON {source}" for t in objects.triggers]
+        statements += [f"DROP FUNCTION IF EXISTS {self.qualified(table.schema, f)}()" for f in objects.functions]
+        statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
+        return statements
+
+    # ------------------------------------------------------------------ introspection
+
+    def default_schema(self, session: SqlSession) -> str:
+        return session.query("SELECT current_schema()")[0][0]
+
+    def find_table(self, session: SqlSession, schema: str, table: str) -> tuple[str, str] | None:
+        rows = session.query(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = :schema AND c.relname = :table AND c.relkind IN ('r', 'p')",
+            {"schema": schema, "table": table},
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def find_table_any_case(self, session: SqlSession, schema: str, table: str) -> str | None:
+        rows = session.query(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE lower(n.nspname) = lower(:schema) AND lower(c.relname) = lower(:table) "
+            "AND c.relkind IN ('r', 'p')",
+            {"schema": schema, "table": table},
+        )
+        return rows[0][0] if len(rows) == 1 else None
+
+    def columns(self, session: SqlSession, schema: str, table: str) -> list[Column]:
+        rows = session.query(
+            """
+            SELECT a.attname,
+                   format_type(a.atttypid, a.atttypmod)
+                     || CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
+                             THEN ' COLLATE ' || quote_ident(cn.nspname) || '.' || quote_ident(co.collname)
+                             ELSE '' END,
+                   NOT a.attnotnull,
+                   (SELECT k.ord FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+                     WHERE k.attnum = a.attnum)
+              FROM pg_attribute a
+              JOIN pg_class c ON c.oid = a.attrelid
+              JOIN pg_namespace n ON n.oid = c.relnamespace
+              JOIN pg_type t ON t.oid = a.atttypid
+              LEFT JOIN pg_collation co ON co.oid = a.attcollation
+              LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace
+              LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+             WHERE n.nspname = :schema AND c.relname = :table AND a.attnum > 0 AND NOT a.attisdropped
+             ORDER BY a.attnum
+            """,
+            {"schema": schema, "table": table},
+        )
+        return [Column(name, type_sql, bool(nullable), pk) for name, type_sql, nullable, pk in rows]

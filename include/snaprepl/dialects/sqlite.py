@@ -1,0 +1,156 @@
+"""SQLite, the embedded default."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlglot
+from sqlalchemy.engine import URL
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from snaprepl.dialects.base import (
+    Column,
+    ConnectionFields,
+    DdlStep,
+    Dialect,
+    LogObjects,
+    SqlSession,
+    TableInfo,
+)
+from snaprepl.names import ResolvedTable
+
+
+class SqliteDialect(Dialect):
+    name = "sqlite"
+    sqlglot_dialect = "sqlite"
+    # SQLite has no limit; 128 keeps generated names readable and portable.
+    max_identifier_length = 128
+    transactional_ddl = True
+    executable = True
+    case_insensitive_names = True
+    jdbc_driver = "org.sqlite.JDBC"
+    jdbc_url_prefixes = ("jdbc:sqlite:",)
+    # ISO-8601 text, as SQLite's date functions read and write it.
+    snaptime_type = "TEXT"
+    dmltype_type = "TEXT"
+    rowguid_type = "TEXT"
+    sqlalchemy_driver = "sqlite"
+
+    def sqlalchemy_url(self, conn: ConnectionFields) -> URL:
+        return URL.create("sqlite", database=conn.database_path)
+
+    def jdbc_url(self, conn: ConnectionFields) -> str:
+        return f"jdbc:sqlite:{conn.database_path}"
+
+    def jdbc_properties(self) -> dict[str, str]:
+        # Timestamps as ISO text with microseconds (sqlite-jdbc's default is epoch milliseconds).
+        return {"date_class": "TEXT", "date_string_format": "yyyy-MM-dd HH:mm:ss.SSSSSS"}
+
+    def utc_now_sql(self) -> str:
+        # 'now' is fixed for the duration of one statement, so a multi-row statement is one group.
+        return "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+
+    def snaptime_param(self, value: datetime) -> str:
+        # Compared as text with what the triggers write: millisecond ISO format.
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+    def uuid_sql(self) -> str:
+        return (
+            "(SELECT lower(substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-'"
+            " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(h, 18, 3) || '-' || substr(h, 21, 12))"
+            " FROM (SELECT hex(randomblob(16)) AS h))"
+        )
+
+    def _upsert(self, objects: LogObjects, row_keys: list[str], dmltype_sql: str, condition: str) -> str:
+        # Inside a trigger SQLite resolves unqualified names in the trigger's own schema, and forbids
+        # qualified ones; the log is always beside its source.
+        cols = self.log_columns
+        values = ", ".join([*row_keys, self.utc_now_sql(), dmltype_sql, self.uuid_sql()])
+        keys = ", ".join(self.quote(k) for k in objects.key_columns)
+        updates = ", ".join(
+            f"{self.quote(c)} = excluded.{self.quote(c)}" for c in (cols.snaptime, cols.dmltype, cols.rowguid)
+        )
+        # An upsert, not INSERT OR REPLACE: a user's INSERT OR IGNORE would turn the latter into IGNORE.
+        return (
+            f"INSERT INTO {self.quote(objects.rlog)} ({self._log_column_list(objects)})\n"
+            f"    SELECT {values} WHERE {condition}\n"
+            f"    ON CONFLICT ({keys}) DO UPDATE SET {updates};"
+        )
+
+    def create_log_ddl(self, info: TableInfo, objects: LogObjects) -> list[DdlStep]:
+        table = info.table
+        keys = [c.name for c in info.primary_key]
+        old = [f"OLD.{self.quote(k)}" for k in keys]
+        new = [f"NEW.{self.quote(k)}" for k in keys]
+        same_key = " AND ".join(f"{o} IS {n}" for o, n in zip(old, new, strict=True))
+        trig_i, trig_u, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
+        source = self.quote(table.table)
+        log_insert = self._upsert(objects, new, "'I'", "true")
+        log_old_key = self._upsert(objects, old, "'D'", f"NOT ({same_key})")
+        log_new_key = self._upsert(objects, new, f"CASE WHEN {same_key} THEN 'U' ELSE 'I' END", "true")
+        log_delete = self._upsert(objects, old, "'D'", "true")
+        return [
+            DdlStep(self.create_log_table_sql(info, objects)),
+            DdlStep(f"CREATE TRIGGER {trig_i} AFTER INSERT ON {source} FOR EACH ROW BEGIN\n  {log_insert}\nEND"),
+            DdlStep(
+                f"CREATE TRIGGER {trig_u} AFTER UPDATE ON {source} FOR EACH ROW BEGIN\n"
+                f"  {log_old_key}\n  {log_new_key}\nEND"
+            ),
+            DdlStep(f"CREATE TRIGGER {trig_d} AFTER DELETE ON {source} FOR EACH ROW BEGIN\n  {log_delete}\nEND"),
+        ]
+
+    def drop_log_ddl(self, table: ResolvedTable, objects: LogObjects, *, source_exists: bool) -> list[str]:
+        statements = [f"DROP TRIGGER IF EXISTS {self.qualified(table.schema, t)}" for t in objects.triggers]
+        statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
+        return statements
+
+    # ------------------------------------------------------------------ introspection
+
+    def default_schema(self, session: SqlSession) -> str:
+        return "main"
+
+    def find_table(self, session: SqlSession, schema: str, table: str) -> tuple[str, str] | None:
+        schemas = {row[1].lower(): row[1] for row in session.query("PRAGMA database_list")}
+        stored_schema = schemas.get(schema.lower())
+        if stored_schema is None:
+            return None
+        # SQLite compares table names without regard to case, whether quoted or not.
+        rows = session.query(
+            f"SELECT name FROM {self.quote(stored_schema)}.sqlite_master "
+            "WHERE type = 'table' AND name = :table COLLATE NOCASE",
+            {"table": table},
+        )
+        return (stored_schema, rows[0][0]) if rows else None
+
+    def columns(self, session: SqlSession, schema: str, table: str) -> list[Column]:
+        rows = session.query(f"PRAGMA {self.quote(schema)}.table_xinfo({self.quote(table)})")
+        create_sql = session.query(
+            f"SELECT sql FROM {self.quote(schema)}.sqlite_master WHERE type = 'table' AND name = :table",
+            {"table": table},
+        )
+        collations = _column_collations(create_sql[0][0] if create_sql else "")
+        columns = []
+        for _cid, name, type_sql, notnull, _default, pk, hidden in rows:
+            if hidden:  # generated columns of virtual tables are not data
+                continue
+            declared = type_sql or ""
+            collation = collations.get(name.lower())
+            if collation:
+                declared = f"{declared} COLLATE {collation}".strip()
+            columns.append(Column(name, declared, not notnull and not pk, pk or None))
+        return columns
+
+
+def _column_collations(create_sql: str) -> dict[str, str]:
+    """Column name (lower case) to its COLLATE clause, read from the table's CREATE statement."""
+    try:
+        tree = sqlglot.parse_one(create_sql, read="sqlite")
+    except (ParseError, ValueError):
+        return {}
+    collations: dict[str, str] = {}
+    for column_def in tree.find_all(exp.ColumnDef):
+        for constraint in column_def.constraints:
+            if isinstance(constraint.kind, exp.CollateColumnConstraint):
+                collations[column_def.name.lower()] = constraint.kind.this.name
+    return collations

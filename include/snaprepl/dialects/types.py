@@ -1,0 +1,278 @@
+"""Column type mapping between dialects.
+
+The seed (Virtuoso's heterogeneous replication manual) gives a table from Virtuoso types to SQL
+Server, Oracle, DB2 and Informix. That table is :data:`SEED_TYPE_TABLE`, kept verbatim as data.
+snaprepl adds the same kind of row for its three real dialects (PostgreSQL, MariaDB/MySQL, SQLite)
+and a few generic types the seed does not list (bigint, boolean, char, time zones); those
+additions are in :data:`EXTENDED_TYPE_TABLE`.
+
+A source column type (in the source's own dialect) is parsed with sqlglot into a
+:class:`GenericType` (a seed type name plus its parameters), which is then rendered for the target.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from snaprepl.errors import InvalidArgument
+
+#: Dialect column order of the seed table.
+SEED_DIALECTS = ("mssql", "oracle", "db2", "informix")
+
+#: The seed's table, row by row: Virtuoso type, then SQL Server, Oracle, DB2, Informix.
+#: ``n``, ``p`` and ``s`` stand for the length, precision and scale of the source type.
+SEED_TYPE_TABLE: tuple[tuple[str, str, str, str, str], ...] = (
+    ("varchar", "varchar(8000)", "VARCHAR2(4000)", "VARCHAR(32000)", "VARCHAR(254)"),
+    ("varchar(n)", "varchar(n)", "VARCHAR2(n)", "VARCHAR(n)", "VARCHAR(n)"),
+    ("integer", "int", "INTEGER", "INTEGER", "INTEGER"),
+    ("smallint", "smallint", "SMALLINT", "SMALLINT", "SMALLINT"),
+    ("real", "real", "FLOAT", "REAL", "SMALLFLOAT"),
+    ("double precision", "float", "DOUBLE PRECISION", "DOUBLE", "FLOAT"),
+    ("numeric", "numeric(38, 15)", "NUMERIC(38, 15)", "NUMERIC(32, 15)", "DECIMAL(31, 15)"),
+    ("numeric(p, s)", "numeric(p, s)", "NUMERIC(p, s)", "NUMERIC(p, s)", "DECIMAL(p, s)"),
+    ("date", "datetime", "DATE", "DATE", "DATE"),
+    ("time", "datetime", "DATE", "TIME", "DATETIME HOUR TO SECOND"),
+    ("datetime", "datetime", "DATE", "TIMESTAMP", "DATETIME YEAR TO FRACTION(5)"),
+    ("timestamp", "datetime", "DATE", "TIMESTAMP", "DATETIME YEAR TO FRACTION(5)"),
+    ("varbinary", "varbinary(8000)", "RAW(2000)", "VARCHAR(32000) FOR BIT DATA", "BYTE"),
+    ("varbinary(n)", "varbinary(n)", "RAW(n)", "VARCHAR(n) FOR BIT DATA", "BYTE"),
+    ("long varbinary", "image", "BLOB", "BLOB", "BYTE"),
+    ("long varchar", "text", "CLOB", "CLOB", "TEXT"),
+    ("nvarchar", "nvarchar(4000)", "NVARCHAR2(4000)", "VARCHAR(32000) FOR MIXED DATA", "NVARCHAR(254)"),
+    ("nvarchar(n)", "nvarchar(n)", "NVARCHAR2(n)", "VARCHAR(n) FOR MIXED DATA", "NVARCHAR(n)"),
+    ("long nvarchar", "ntext", "NCLOB", "DBCLOB", "TEXT"),
+)
+
+#: snaprepl's rows: the three real dialects for every seed type, plus generic types the seed lacks.
+#: Columns: generic type, then postgres, mysql, sqlite, mssql, oracle, db2, informix.
+EXTENDED_TYPE_TABLE: tuple[tuple[str, ...], ...] = (
+    # generic            postgres             mysql               sqlite            mssql           oracle              db2                  informix
+    ("varchar",          "text",              "longtext",         "TEXT",           "", "", "", ""),
+    ("varchar(n)",       "varchar(n)",        "varchar(n)",       "VARCHAR(n)",     "", "", "", ""),
+    ("integer",          "integer",           "int",              "INTEGER",        "", "", "", ""),
+    ("smallint",         "smallint",          "smallint",         "SMALLINT",       "", "", "", ""),
+    ("real",             "real",              "float",            "REAL",           "", "", "", ""),
+    ("double precision", "double precision",  "double",           "DOUBLE",         "", "", "", ""),
+    ("numeric",          "numeric",           "decimal(65, 30)",  "NUMERIC",        "", "", "", ""),
+    ("numeric(p, s)",    "numeric(p, s)",     "decimal(p, s)",    "DECIMAL(p, s)",  "", "", "", ""),
+    ("date",             "date",              "date",             "DATE",           "", "", "", ""),
+    ("time",             "time(f)",           "time(f)",          "TIME",           "", "", "", ""),
+    ("datetime",         "timestamp(f)",      "datetime(f)",      "TIMESTAMP",      "", "", "", ""),
+    ("timestamp",        "timestamp(f)",      "datetime(f)",      "TIMESTAMP",      "", "", "", ""),
+    ("varbinary",        "bytea",             "longblob",         "BLOB",           "", "", "", ""),
+    ("varbinary(n)",     "bytea",             "varbinary(n)",     "BLOB",           "", "", "", ""),
+    ("long varbinary",   "bytea",             "longblob",         "BLOB",           "", "", "", ""),
+    ("long varchar",     "text",              "longtext",         "TEXT",           "", "", "", ""),
+    ("nvarchar",         "text",              "longtext",         "TEXT",           "", "", "", ""),
+    ("nvarchar(n)",      "varchar(n)",        "varchar(n)",       "NVARCHAR(n)",    "", "", "", ""),
+    ("long nvarchar",    "text",              "longtext",         "TEXT",           "", "", "", ""),
+    # Types the seed does not list: all seven dialects are snaprepl's choice.
+    ("bigint",           "bigint",            "bigint",           "BIGINT",         "bigint",    "NUMBER(19)",   "BIGINT",     "INT8"),
+    ("boolean",          "boolean",           "boolean",          "BOOLEAN",        "bit",       "NUMBER(1)",    "SMALLINT",   "BOOLEAN"),
+    ("char(n)",          "char(n)",           "char(n)",          "CHAR(n)",        "char(n)",   "CHAR(n)",      "CHAR(n)",    "CHAR(n)"),
+    ("nchar(n)",         "char(n)",           "char(n)",          "NCHAR(n)",       "nchar(n)",  "NCHAR(n)",     "GRAPHIC(n)", "NCHAR(n)"),
+    ("timestamptz",      "timestamptz(f)",    "datetime(f)",      "TIMESTAMP",      "datetimeoffset", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP", "DATETIME YEAR TO FRACTION(5)"),
+)  # fmt: skip
+
+ALL_DIALECTS = ("postgres", "mysql", "sqlite", *SEED_DIALECTS)
+
+# Parameters a rendered type may carry.
+_PARAM_RE = re.compile(r"\b([npsf])\b")
+
+
+@dataclass(frozen=True)
+class GenericType:
+    """A dialect-neutral column type: a seed type name and its parameters.
+
+    :param name: a generic type name (first column of the tables above).
+    :param length: ``n`` for varchar/varbinary/char types.
+    :param precision: ``p`` for numeric.
+    :param scale: ``s`` for numeric.
+    :param fraction: fractional-second digits ``f`` for time and timestamp types (default 6).
+    """
+
+    name: str
+    length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+    fraction: int = 6
+
+
+def _build_table() -> dict[str, dict[str, str]]:
+    table: dict[str, dict[str, str]] = {}
+    for row in EXTENDED_TYPE_TABLE:
+        table[row[0]] = {d: t for d, t in zip(ALL_DIALECTS, row[1:], strict=True) if t}
+    for row in SEED_TYPE_TABLE:
+        table.setdefault(row[0], {}).update(dict(zip(SEED_DIALECTS, row[1:], strict=True)))
+    return table
+
+
+TYPE_TABLE: dict[str, dict[str, str]] = _build_table()
+
+_TEXT_TYPES = {
+    exp.DataType.Type.VARCHAR,
+    exp.DataType.Type.TEXT,
+    exp.DataType.Type.MEDIUMTEXT,
+    exp.DataType.Type.LONGTEXT,
+    exp.DataType.Type.TINYTEXT,
+    exp.DataType.Type.UUID,
+    exp.DataType.Type.JSON,
+    exp.DataType.Type.JSONB,
+    exp.DataType.Type.ENUM,
+    exp.DataType.Type.SET,
+    exp.DataType.Type.XML,
+}
+_LONG_TEXT_TYPES = {
+    exp.DataType.Type.TEXT,
+    exp.DataType.Type.MEDIUMTEXT,
+    exp.DataType.Type.LONGTEXT,
+    exp.DataType.Type.JSON,
+    exp.DataType.Type.JSONB,
+    exp.DataType.Type.XML,
+}
+_BINARY_TYPES = {exp.DataType.Type.VARBINARY, exp.DataType.Type.BINARY}
+_LONG_BINARY_TYPES = {
+    exp.DataType.Type.BLOB,
+    exp.DataType.Type.LONGBLOB,
+    exp.DataType.Type.MEDIUMBLOB,
+    exp.DataType.Type.TINYBLOB,
+    exp.DataType.Type.IMAGE,
+}
+_INT_TYPES = {
+    exp.DataType.Type.INT,
+    exp.DataType.Type.MEDIUMINT,
+    exp.DataType.Type.UMEDIUMINT,
+    exp.DataType.Type.USMALLINT,
+}
+_SMALL_INT_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.TINYINT, exp.DataType.Type.UTINYINT}
+_BIG_INT_TYPES = {exp.DataType.Type.BIGINT, exp.DataType.Type.UINT, exp.DataType.Type.UBIGINT}
+_TIMESTAMP_TYPES = {
+    exp.DataType.Type.TIMESTAMP,
+    exp.DataType.Type.DATETIME,
+    exp.DataType.Type.DATETIME2,
+    exp.DataType.Type.DATETIME64,
+    exp.DataType.Type.SMALLDATETIME,
+    exp.DataType.Type.TIMESTAMPNTZ,
+}
+_TIMESTAMPTZ_TYPES = {
+    exp.DataType.Type.TIMESTAMPTZ,
+    exp.DataType.Type.TIMESTAMPLTZ,
+}
+
+
+def _int_param(dt: exp.DataType, index: int) -> int | None:
+    try:
+        return int(dt.expressions[index].sql())
+    except (IndexError, ValueError):
+        return None
+
+
+def to_generic(type_sql: str, dialect: str) -> GenericType:
+    """Classify a column type written in ``dialect`` as a :class:`GenericType`.
+
+    :param type_sql: the declared type, e.g. ``numeric(10,2)`` or ``varchar(20) COLLATE utf8mb4_bin``.
+    :param dialect: one of :data:`ALL_DIALECTS`.
+    :raises InvalidArgument: when the type has no portable equivalent (arrays, intervals, ...).
+    """
+    text = re.sub(r"\s+(COLLATE|CHARACTER\s+SET|CHARSET)\s+.*$", "", type_sql.strip(), flags=re.I)
+    if not text:
+        # SQLite columns may be declared without a type; their values are stored as given.
+        return GenericType("varchar")
+    upper = text.upper()
+    if upper in {"TINYINT(1)", "BOOL"}:
+        return GenericType("boolean")
+    read = {"mssql": "tsql", "db2": None, "informix": None}.get(dialect, dialect)
+    try:
+        dt = exp.DataType.build(text, dialect=read or None, udt=False)
+    except (ParseError, ValueError) as err:
+        raise InvalidArgument(
+            f"column type {type_sql!r} of dialect {dialect} is not understood",
+            "use a standard SQL type for replicated columns",
+        ) from err
+    kind = dt.this
+    length = _int_param(dt, 0)
+    if kind == exp.DataType.Type.BOOLEAN or (kind == exp.DataType.Type.BIT and length in (None, 1)):
+        return GenericType("boolean")
+    if kind in _LONG_TEXT_TYPES:
+        return GenericType("long varchar")
+    if kind in _TEXT_TYPES:
+        return GenericType("varchar(n)", length=length) if length else GenericType("varchar")
+    if kind in {exp.DataType.Type.NVARCHAR}:
+        return GenericType("nvarchar(n)", length=length) if length else GenericType("nvarchar")
+    if kind == exp.DataType.Type.CHAR:
+        return GenericType("char(n)", length=length or 1)
+    if kind == exp.DataType.Type.NCHAR:
+        return GenericType("nchar(n)", length=length or 1)
+    if kind in _BINARY_TYPES:
+        return GenericType("varbinary(n)", length=length) if length else GenericType("varbinary")
+    if kind in _LONG_BINARY_TYPES:
+        return GenericType("long varbinary")
+    if kind in _INT_TYPES:
+        return GenericType("integer")
+    if kind in _SMALL_INT_TYPES:
+        return GenericType("smallint")
+    if kind in _BIG_INT_TYPES:
+        return GenericType("bigint")
+    if kind == exp.DataType.Type.FLOAT:
+        return GenericType("real")
+    if kind == exp.DataType.Type.DOUBLE:
+        return GenericType("double precision")
+    if kind in {
+        exp.DataType.Type.DECIMAL,
+        exp.DataType.Type.BIGDECIMAL,
+        exp.DataType.Type.MONEY,
+        exp.DataType.Type.SMALLMONEY,
+    }:
+        precision, scale = _int_param(dt, 0), _int_param(dt, 1)
+        if precision is None:
+            return GenericType("numeric")
+        return GenericType("numeric(p, s)", precision=precision, scale=scale or 0)
+    if kind == exp.DataType.Type.DATE:
+        return GenericType("date")
+    if kind in {exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ}:
+        return GenericType("time", fraction=_fraction(length))
+    if kind in _TIMESTAMP_TYPES:
+        return GenericType("timestamp", fraction=_fraction(length))
+    if kind in _TIMESTAMPTZ_TYPES:
+        return GenericType("timestamptz", fraction=_fraction(length))
+    raise InvalidArgument(
+        f"column type {type_sql!r} of dialect {dialect} has no portable equivalent",
+        "leave that column out of the snapshot's column list or cast it in the query",
+    )
+
+
+def _fraction(value: int | None) -> int:
+    return 6 if value is None else max(0, min(value, 6))
+
+
+def render(generic: GenericType, dialect: str) -> str:
+    """Render ``generic`` as a column type of ``dialect`` following :data:`TYPE_TABLE`."""
+    try:
+        template = TYPE_TABLE[generic.name][dialect]
+    except KeyError as err:
+        raise InvalidArgument(f"no mapping of type {generic.name!r} for dialect {dialect!r}") from err
+    values = {
+        "n": generic.length,
+        "p": generic.precision,
+        "s": generic.scale if generic.scale is not None else 0,
+        "f": generic.fraction,
+    }
+
+    def substitute(match: re.Match[str]) -> str:
+        value = values[match.group(1)]
+        return str(value) if value is not None else match.group(0)
+
+    rendered = _PARAM_RE.sub(substitute, template)
+    if dialect == "mysql" and generic.name in {"varchar(n)", "nvarchar(n)"} and (generic.length or 0) > 16383:
+        # Longer varchars do not fit MariaDB's row size limit with utf8mb4; text keeps the values.
+        return "longtext"
+    return rendered
+
+
+def map_type(type_sql: str, source_dialect: str, target_dialect: str) -> str:
+    """Map a column type from one dialect to another (:func:`to_generic` then :func:`render`)."""
+    return render(to_generic(type_sql, source_dialect), target_dialect)

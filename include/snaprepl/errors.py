@@ -1,0 +1,103 @@
+"""snaprepl's own exception types.
+
+Every error says what is wrong and what to do about it; the CLI prints ``str(error)`` as one line.
+"""
+
+from __future__ import annotations
+
+
+class SnapreplError(Exception):
+    """Base class of every error snaprepl raises on purpose.
+
+    :param message: what is wrong.
+    :param hint: what the user can do about it (appended after a colon-free separator).
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if not hint else f"{message}; {hint}")
+
+
+class StatementSyntaxError(SnapreplError):
+    """A statement does not parse; the message carries line and column."""
+
+
+class InvalidName(SnapreplError):
+    """A table, column or connection name is malformed or carries SQL."""
+
+
+class InvalidCondition(SnapreplError):
+    """A WHERE condition or query is not a single well-formed expression of the source dialect."""
+
+
+class ConnectionNotFound(SnapreplError):
+    """An Airflow connection id is not defined anywhere Airflow looks."""
+
+
+class UnsupportedConnection(SnapreplError):
+    """A connection's type (or JDBC URL) is not one snaprepl can talk to."""
+
+
+class DatabaseUnreachable(SnapreplError):
+    """A database refused or dropped the connection."""
+
+
+class TableNotFound(SnapreplError):
+    """A source or destination table does not exist."""
+
+
+class NoPrimaryKey(SnapreplError):
+    """A table has no primary key, so changes to it cannot be logged by key."""
+
+
+class SnapshotLogExists(SnapreplError):
+    """A snapshot log is already registered (or its RLOG table is already there)."""
+
+
+class SnapshotLogNotFound(SnapreplError):
+    """No snapshot log is registered for a table."""
+
+
+class SnapshotLogInUse(SnapreplError):
+    """A snapshot log cannot be dropped while snapshots or publications depend on it."""
+
+
+class SnapshotExists(SnapreplError):
+    """A snapshot with that destination is already registered."""
+
+
+class SnapshotNotFound(SnapreplError):
+    """No snapshot with that name is registered."""
+
+
+class AmbiguousName(SnapreplError):
+    """A short name matches several catalog entries; qualify it."""
+
+
+class CompleteRefreshRequired(SnapreplError):
+    """The log entries an incremental refresh needs are gone (Oracle's ORA-12034)."""
+
+
+class CatalogUnavailable(SnapreplError):
+    """The SYS_* catalog cannot be reached or is not migrated."""
+
+
+class UnknownFunction(SnapreplError):
+    """A function called in a statement is not one snaprepl knows."""
+
+
+class InvalidArgument(SnapreplError):
+    """A statement or function got an argument of the wrong kind or value."""
+
+
+class DdlFailed(SnapreplError):
+    """Creating database objects failed; what had been created was removed again."""
+
+
+class RefreshFailed(SnapreplError):
+    """A snapshot refresh failed; the destination keeps its previous consistent content."""
+
+
+class ReplicationError(SnapreplError):
+    """A bi-directional replication step failed."""

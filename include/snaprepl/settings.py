@@ -1,0 +1,85 @@
+"""snaprepl's settings: the ``[snaprepl]`` section of Airflow's configuration.
+
+Like every Airflow option they can be set in ``airflow.cfg`` or as environment variables
+(``AIRFLOW__SNAPREPL__SNP_REPL_TOLERANCE_OFFSET=20``). The two offsets keep Virtuoso's registry
+names. Spark jobs do not read Airflow's configuration: what they need is passed to them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Any
+
+from snaprepl.errors import InvalidArgument
+from snaprepl.names import validate_conn_id
+
+SECTION = "snaprepl"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated settings.
+
+    :param catalog_conn_id: Airflow connection of the catalog database. When it is not defined the
+        Airflow metadata database is used, which works everywhere except inside task and DAG-parsing
+        processes (Airflow 3 hides the metadata database there): deployments that run the scheduler
+        define this connection, pointing at the metadata database.
+    :param spark_conn_id: Airflow connection of the Spark master for refresh jobs; when it is not
+        defined, jobs run with ``spark_master``.
+    :param spark_master: master used when ``spark_conn_id`` is not defined.
+    :param snp_repl_tolerance_offset: minutes an incremental refresh reaches back before SN_LAST_TS.
+    :param snp_repl_purge_offset: minutes replay-log entries are kept behind SN_LAST_TS.
+    :param rplog_purge_schedule: schedule of the DAG that purges replay logs.
+    :param log_purge_schedule: schedule of the DAG that purges snapshot logs.
+    :param refresh_commit_rows: rows applied per destination commit (commits never split a SNAPTIME group).
+    :param spark_driver_memory: ``--driver-memory`` of refresh jobs.
+    """
+
+    catalog_conn_id: str = "snaprepl_catalog"
+    spark_conn_id: str = "snaprepl_spark"
+    spark_master: str = "local[*]"
+    snp_repl_tolerance_offset: int = 15
+    snp_repl_purge_offset: int = 30
+    rplog_purge_schedule: str = "*/30 * * * *"
+    log_purge_schedule: str = "0 * * * *"
+    refresh_commit_rows: int = 50_000
+    spark_driver_memory: str = "1g"
+
+    def __post_init__(self) -> None:
+        validate_conn_id(self.catalog_conn_id)
+        validate_conn_id(self.spark_conn_id)
+        if self.snp_repl_tolerance_offset < 0:
+            raise InvalidArgument("snp_repl_tolerance_offset must be 0 or more minutes")
+        if self.snp_repl_purge_offset < self.snp_repl_tolerance_offset:
+            raise InvalidArgument(
+                f"snp_repl_purge_offset ({self.snp_repl_purge_offset} min) is below snp_repl_tolerance_offset "
+                f"({self.snp_repl_tolerance_offset} min)",
+                "replay-log entries would be purged while refreshes still look at them; raise the purge offset",
+            )
+        if self.refresh_commit_rows < 1:
+            raise InvalidArgument("refresh_commit_rows must be at least 1")
+
+    @classmethod
+    def load(cls) -> Settings:
+        """Read the ``[snaprepl]`` section (Airflow's config, or the environment without Airflow)."""
+        values: dict[str, Any] = {}
+        conf = _airflow_conf()
+        for item in fields(cls):
+            env = os.environ.get(f"AIRFLOW__{SECTION.upper()}__{item.name.upper()}")
+            raw = env if env is not None else (conf.get(SECTION, item.name, fallback=None) if conf else None)
+            if raw is None or raw == "":
+                continue
+            try:
+                values[item.name] = int(raw) if item.type in {"int", int} else str(raw)
+            except ValueError:
+                raise InvalidArgument(f"setting [{SECTION}] {item.name} = {raw!r} is not a number") from None
+        return cls(**values)
+
+
+def _airflow_conf() -> Any:
+    try:
+        from airflow.configuration import conf
+    except ImportError:  # Spark jobs run without Airflow installed on the cluster
+        return None
+    return conf

@@ -1,0 +1,287 @@
+"""Snapshot logs: ``CREATE``, ``DROP`` and ``PURGE SNAPSHOT LOG`` (SEMANTICS sections 3 and 5)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
+from snaprepl.db import Database
+from snaprepl.dialects import DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.errors import (
+    DdlFailed,
+    NoPrimaryKey,
+    SnapreplError,
+    SnapshotLogExists,
+    SnapshotLogInUse,
+    UnsupportedConnection,
+)
+from snaprepl.lookup import find_log
+from snaprepl.names import ResolvedTable, TableRef
+from snaprepl.settings import Settings
+
+log = logging.getLogger(__name__)
+
+REPLAY_LOG_TABLE = "SYS_RPLOG"
+
+
+@dataclass(frozen=True)
+class CreatedLog:
+    record: LogRecord
+
+    def __str__(self) -> str:
+        objects = self.record.objects
+        return (
+            f"snapshot log created for {self.record.snl_source}: table {objects.rlog}, "
+            f"triggers {', '.join(objects.triggers)}"
+        )
+
+
+@dataclass(frozen=True)
+class DroppedLog:
+    source: str
+    source_existed: bool
+
+    def __str__(self) -> str:
+        note = "" if self.source_existed else " (the source table was already gone)"
+        return f"snapshot log dropped for {self.source}{note}"
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    """What a purge did.
+
+    :param deleted: log rows deleted.
+    :param cutoff: rows with SNAPTIME earlier than this were deleted (source clock).
+    :param blocked_by: the snapshot that kept the purge from deleting anything, if one did.
+    :param stale: snapshots a forced purge marked as needing a complete refresh.
+    """
+
+    source: str
+    deleted: int = 0
+    cutoff: datetime | None = None
+    blocked_by: str | None = None
+    note: str | None = None
+    stale: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        if self.note:
+            return f"snapshot log of {self.source}: {self.note}"
+        text = f"snapshot log of {self.source}: purged {self.deleted} rows older than {self.cutoff}"
+        if self.stale:
+            text += f"; marked as needing a complete refresh: {', '.join(self.stale)}"
+        return text
+
+
+def executable_database(conn_id: str) -> Database:
+    """The database of ``conn_id``, if snaprepl runs its dialect for real."""
+    database = Database.for_conn_id(conn_id)
+    if not database.dialect.executable:
+        raise UnsupportedConnection(
+            f"connection '{conn_id}' is {database.dialect.name}, for which snaprepl generates DDL only",
+            f"print it with `snaprepl ddl log --dialect {database.dialect.name} ...` and run it yourself",
+        )
+    return database
+
+
+def run_ddl(database: Database, steps: Sequence[DdlStep], what: str) -> None:
+    """Run DDL steps; if one fails, leave nothing of them behind.
+
+    Dialects with transactional DDL roll back; the others run each step's undo in reverse order.
+
+    :raises DdlFailed: naming the step that failed and the database's message.
+    """
+    done: list[DdlStep] = []
+    current: DdlStep | None = None
+    try:
+        if database.dialect.transactional_ddl:
+            with database.session() as session:
+                for current in steps:
+                    session.execute(current.sql)
+        else:
+            for current in steps:
+                with database.session() as session:
+                    session.execute(current.sql)
+                done.append(current)
+    except SnapreplError:
+        raise
+    except Exception as err:
+        for step in reversed(done):
+            if step.undo:
+                try:
+                    with database.session() as session:
+                        session.execute(step.undo)
+                except Exception:  # keep undoing the rest; report the original failure
+                    log.exception("could not undo %s", step.undo.splitlines()[0])
+        statement = current.sql.splitlines()[0][:120] if current else "?"
+        raise DdlFailed(
+            f"creating {what} on {database.describe_target()} failed at `{statement}`: {_db_message(err)}",
+            "nothing of it was left behind; fix the cause and run the statement again",
+        ) from None
+
+
+def _db_message(err: BaseException) -> str:
+    cause = getattr(err, "orig", None) or err
+    text = str(cause).strip()
+    return text.splitlines()[0] if text else type(cause).__name__
+
+
+def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
+    """``CREATE SNAPSHOT LOG FOR source``: the RLOG table, its triggers, and the catalog entry.
+
+    :raises TableNotFound: the source does not exist.
+    :raises NoPrimaryKey: the source has no primary key.
+    :raises SnapshotLogExists: a log is registered, or an RLOG table of that name exists.
+    :raises DdlFailed: creating the objects failed; nothing was left behind.
+    """
+    catalog.ensure_ready()
+    database = executable_database(source.conn_id)
+    dialect = database.dialect
+    with database.session() as session:
+        info = dialect.describe(session, source.schema, source.table, source.conn_id)
+        if not info.primary_key:
+            raise NoPrimaryKey(
+                f"table {info.table} has no primary key, so its changes cannot be logged by key",
+                f"add one (ALTER TABLE {dialect.qualified(info.table.schema, info.table.table)} "
+                "ADD PRIMARY KEY (...)) and create the log again",
+            )
+        if catalog.log(info.table.key) is not None:
+            raise SnapshotLogExists(f"a snapshot log for {info.table} already exists", "use it, or drop it first")
+        objects = dialect.log_objects(info.table, [c.name for c in info.primary_key])
+        if dialect.table_exists(session, info.table.schema, objects.rlog):
+            raise SnapshotLogExists(
+                f"table {info.table.schema}.{objects.rlog} already exists on connection '{source.conn_id}' "
+                "but is not a registered snapshot log",
+                "drop or rename that table, then create the log",
+            )
+    record = _log_record(info, objects, dialect, kind="snapshot")
+    run_ddl(database, dialect.create_log_ddl(info, objects), f"the snapshot log of {info.table}")
+    try:
+        catalog.add_log(record, SnapshotLogExists(f"a snapshot log for {info.table} was created concurrently"))
+    except BaseException:
+        _drop_objects(database, info.table.schema, info.table.table, objects, info)
+        raise
+    return CreatedLog(record)
+
+
+def _log_record(info: TableInfo, objects: LogObjects, dialect: Dialect, kind: str) -> LogRecord:
+    return LogRecord(
+        snl_source=info.table.key,
+        snl_rlog=objects.rlog,
+        snl_rplog=REPLAY_LOG_TABLE,
+        snl_conn=info.table.conn_id,
+        snl_schema=info.table.schema,
+        snl_table=info.table.table,
+        snl_dialect=dialect.name,
+        snl_key_columns=json.dumps([c.name for c in info.primary_key]),
+        snl_objects=objects.to_json(),
+        snl_kind=kind,
+        snl_created_at=utcnow(),
+    )
+
+
+def _drop_objects(
+    database: Database, schema: str, table: str, objects: LogObjects, info: TableInfo | None = None
+) -> bool:
+    dialect = database.dialect
+    resolved = info.table if info else ResolvedTable(database.conn.conn_id, schema, table)
+    with database.session() as session:
+        source_exists = dialect.table_exists(session, schema, table)
+        statements = dialect.drop_log_ddl(resolved, objects, source_exists=source_exists)
+        if dialect.transactional_ddl:
+            for statement in statements:
+                session.execute(statement)
+    if not dialect.transactional_ddl:
+        for statement in statements:
+            with database.session() as session:
+                session.execute(statement)
+    return source_exists
+
+
+def drop_snapshot_log(source: TableRef, *, catalog: Catalog) -> DroppedLog:
+    """``DROP SNAPSHOT LOG FOR source``: drop the three triggers and RLOG, and unregister.
+
+    Works when the source table is already gone (its triggers went with it).
+
+    :raises SnapshotLogNotFound: no log is registered for the table.
+    :raises SnapshotLogInUse: snapshots are refreshed from it.
+    """
+    record = find_log(catalog, source)
+    dependents = [s.sn_name for s in catalog.snapshots_of_log(record.snl_source)]
+    if dependents:
+        raise SnapshotLogInUse(
+            f"the snapshot log of {record.snl_source} feeds snapshots {', '.join(dependents)}",
+            "drop those snapshots first (DROP SNAPSHOT name)",
+        )
+    database = executable_database(record.snl_conn)
+    existed = _drop_objects(database, record.snl_schema, record.snl_table, record.objects)
+    catalog.delete_log(record.snl_source)
+    return DroppedLog(record.snl_source, existed)
+
+
+def _tolerance(snapshot: SnapshotRecord, settings: Settings) -> timedelta:
+    minutes = snapshot.sn_tolerance_min
+    return timedelta(minutes=settings.snp_repl_tolerance_offset if minutes is None else minutes)
+
+
+def purge_snapshot_log(source: TableRef, *, catalog: Catalog, settings: Settings, force: bool = False) -> PurgeResult:
+    """``PURGE SNAPSHOT LOG FOR source [FORCE]`` (SEMANTICS section 5).
+
+    Without FORCE: delete the entries every incremental snapshot of the log has applied, i.e. those
+    older than min(SN_LAST_TS - tolerance); if no snapshot uses the log it serves pull replication
+    and nothing is deleted; a snapshot that never completed a refresh blocks the purge and is named.
+
+    With FORCE: delete everything older than the source's clock minus ``snp_repl_purge_offset``, and
+    mark the snapshots that still needed some of it as needing a complete refresh (Oracle's
+    DBMS_SNAPSHOT.PURGE_LOG for a lost snapshot).
+    """
+    record = find_log(catalog, source)
+    snapshots = [s for s in catalog.snapshots_of_log(record.snl_source) if s.incremental]
+    if not snapshots and not force:
+        return PurgeResult(record.snl_source, note="no snapshot refreshes from it (pull replication): nothing purged")
+    database = executable_database(record.snl_conn)
+    dialect = database.dialect
+    stale: list[SnapshotRecord] = []
+    if force:
+        with database.session() as session:
+            cutoff = dialect.now_utc(session) - timedelta(minutes=settings.snp_repl_purge_offset)
+        stale = [
+            s
+            for s in snapshots
+            if s.sn_needs_complete is None and (s.sn_last_ts is None or s.sn_last_ts - _tolerance(s, settings) < cutoff)
+        ]
+    else:
+        never = [s for s in snapshots if s.sn_last_ts is None and s.sn_needs_complete is None]
+        if never:
+            return PurgeResult(
+                record.snl_source,
+                blocked_by=never[0].sn_name,
+                note=(
+                    f"purge blocked by snapshot {never[0].sn_name}, which has not completed a refresh; "
+                    "refresh or drop it, or purge with FORCE"
+                ),
+            )
+        healthy = [s for s in snapshots if s.sn_needs_complete is None and s.sn_last_ts is not None]
+        if not healthy:
+            return PurgeResult(record.snl_source, note="every snapshot of it needs a complete refresh: nothing purged")
+        cutoff = min(s.sn_last_ts - _tolerance(s, settings) for s in healthy)  # type: ignore[operator]
+    # The watermark goes first: a refresh that reads it before the rows are gone refuses to run on a
+    # log that may be missing its entries, never the other way round.
+    catalog.record_log_purge(record.snl_source, cutoff)
+    for snapshot in stale:
+        catalog.update_snapshot(
+            snapshot.sn_name,
+            sn_needs_complete=f"forced purge of {record.snl_source} at {utcnow():%Y-%m-%d %H:%M:%S} UTC "
+            f"deleted log entries it had not applied",
+        )
+    rlog = dialect.qualified(record.snl_schema, record.snl_rlog)
+    snaptime = dialect.quote(dialect.log_columns.snaptime)
+    with database.session() as session:
+        deleted = session.execute(
+            f"DELETE FROM {rlog} WHERE {snaptime} < :cutoff",
+            {"cutoff": dialect.snaptime_param(cutoff)},
+        )
+    return PurgeResult(record.snl_source, deleted=max(deleted, 0), cutoff=cutoff, stale=[s.sn_name for s in stale])

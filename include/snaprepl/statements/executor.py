@@ -1,0 +1,100 @@
+"""Running parsed statements: each statement is a call of the Python API."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import singledispatch
+from typing import Any
+
+from snaprepl import api, snapshot_logs
+from snaprepl.catalog.store import Catalog
+from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
+from snaprepl.settings import Settings
+from snaprepl.statements import ast
+from snaprepl.statements.parser import parse_script
+
+
+@dataclass(frozen=True)
+class Context:
+    catalog: Catalog
+    settings: Settings
+
+
+@singledispatch
+def execute(statement: ast.Statement, ctx: Context) -> Any:
+    raise NotImplementedError(type(statement).__name__)  # every parsed statement has a case below
+
+
+@execute.register
+def _(statement: ast.CreateSnapshotLog, ctx: Context) -> Any:
+    return snapshot_logs.create_snapshot_log(statement.source, catalog=ctx.catalog)
+
+
+@execute.register
+def _(statement: ast.DropSnapshotLog, ctx: Context) -> Any:
+    return snapshot_logs.drop_snapshot_log(statement.source, catalog=ctx.catalog)
+
+
+@execute.register
+def _(statement: ast.PurgeSnapshotLog, ctx: Context) -> Any:
+    return snapshot_logs.purge_snapshot_log(
+        statement.source, catalog=ctx.catalog, settings=ctx.settings, force=statement.force
+    )
+
+
+@execute.register
+def _(statement: ast.Call, ctx: Context) -> Any:
+    function = _function(statement.function)
+    args = [execute(a, ctx) if isinstance(a, ast.Call) else a for a in statement.args]
+    _check_arity(function, statement.function, args)
+    accepted = inspect.signature(function).parameters
+    kwargs = {k: v for k, v in {"catalog": ctx.catalog, "settings": ctx.settings}.items() if k in accepted}
+    return function(*args, **kwargs)
+
+
+def _function(name: str) -> Callable[..., Any]:
+    function = api.FUNCTIONS.get(name.lower())
+    if function is None:
+        close = difflib.get_close_matches(name.lower(), api.FUNCTIONS, n=1)
+        hint = f"did you mean {close[0]}?" if close else f"known functions: {', '.join(sorted(api.FUNCTIONS))}"
+        raise UnknownFunction(f"unknown function {name}", hint)
+    return function
+
+
+def _check_arity(function: Callable[..., Any], name: str, args: list[Any]) -> None:
+    positional = [
+        p
+        for p in inspect.signature(function).parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    required = [p for p in positional if p.default is inspect.Parameter.empty]
+    if not len(required) <= len(args) <= len(positional):
+        expected = ", ".join(p.name if p in required else f"[{p.name}]" for p in positional)
+        raise InvalidArgument(f"{name}({expected}) got {len(args)} argument(s)")
+    for arg, param in zip(args, positional, strict=False):
+        if param.annotation in ("str", str) and not isinstance(arg, str):
+            raise InvalidArgument(f"{name}: argument {param.name} must be a quoted string, got {arg!r}")
+
+
+def run_script(text: str, *, catalog: Catalog | None = None, settings: Settings | None = None) -> list[Any]:
+    """Parse and run ``;``-separated statements in order; stop at the first failure.
+
+    :return: one result per statement.
+    :raises SnapreplError: from the failing statement, saying which one it was when there are several.
+    """
+    statements = parse_script(text)
+    ctx = Context(catalog if catalog is not None else Catalog.open(), settings or Settings.load())
+    results = []
+    for number, statement in enumerate(statements, start=1):
+        try:
+            results.append(execute(statement, ctx))
+        except SnapreplError as err:
+            if len(statements) > 1:
+                done = f"; statements 1-{number - 1} were done" if number > 1 else ""
+                err.message = f"statement {number}: {err.message}"
+                err.args = (f"{err.message}; {err.hint}{done}" if err.hint else f"{err.message}{done}",)
+            raise
+    return results

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Idempotent setup shared by scripts/demo.sh and scripts/test.sh:
+#   Java 17+, the Debian JDBC driver jars, a virtual environment with requirements.txt and snaprepl.
+# Source it (". scripts/setup.sh"); it exports what the other scripts need and leaves the caller's
+# shell options as they were.
+_snaprepl_saved_opts="$(set +o)"
+set -euo pipefail
+
+SNAPREPL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export SNAPREPL_ROOT
+VENV="${SNAPREPL_VENV:-$SNAPREPL_ROOT/.venv}"
+PYTHON_BIN="${PYTHON:-python3}"
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    die "need root to run: $*"; fi
+}
+
+# --- Java 17+ -----------------------------------------------------------------------------------
+java_major() { java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1; }
+if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ]; then
+  die "Java 17 or newer is required by Spark 4 (found: $(java -version 2>&1 | head -n1 || echo none)); install e.g. openjdk-17-jre-headless"
+fi
+if [ -z "${JAVA_HOME:-}" ]; then
+  JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
+  export JAVA_HOME
+fi
+
+# --- JDBC driver jars from Debian ----------------------------------------------------------------
+need_pkgs=()
+[ -e /usr/share/java/postgresql.jar ] || need_pkgs+=(libpostgresql-jdbc-java)
+[ -e /usr/share/java/mariadb-java-client.jar ] || need_pkgs+=(libmariadb-java)
+[ -e /usr/share/java/sqlite-jdbc.jar ] || need_pkgs+=(libxerial-sqlite-jdbc-java)
+command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
+if [ "${#need_pkgs[@]}" -gt 0 ]; then
+  say "installing ${need_pkgs[*]} (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get install -y -q "${need_pkgs[@]}" >/dev/null 2>&1 \
+    || { as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "${need_pkgs[@]}" >/dev/null; } \
+    || die "could not install ${need_pkgs[*]}; install them with apt-get"
+fi
+
+# --- virtual environment -------------------------------------------------------------------------
+stamp="$VENV/.snaprepl-requirements"
+want="$(cat "$SNAPREPL_ROOT/requirements.txt" "$SNAPREPL_ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "creating the virtual environment in $VENV (pip install -r requirements.txt)"
+  "$PYTHON_BIN" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -r "$SNAPREPL_ROOT/requirements.txt"
+  "$VENV/bin/python" -m pip install -q --no-deps -e "$SNAPREPL_ROOT"
+  echo "$want" > "$stamp"
+fi
+
+# Spark's launcher scripts look for python3 on PATH and SPARK_HOME; point both at the venv.
+export PATH="$VENV/bin:$PATH"
+SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+export SPARK_HOME
+export PYSPARK_PYTHON="$VENV/bin/python"
+export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
+
+eval "$_snaprepl_saved_opts"
+unset _snaprepl_saved_opts
