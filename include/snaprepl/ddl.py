@@ -14,7 +14,7 @@ from snaprepl.names import ResolvedTable
 from snaprepl.statements.parser import parse_table_ref
 
 
-def _key_column(spec: str, position: int) -> tuple[str, str]:
+def _key_column(spec: str) -> tuple[str, str]:
     parts = spec.strip().split(None, 1)
     if len(parts) != 2:
         raise InvalidArgument(f"key column {spec!r} needs a name and a type", "write it as 'COLUMN TYPE'")
@@ -23,6 +23,15 @@ def _key_column(spec: str, position: int) -> tuple[str, str]:
 
 def snapshot_log_ddl(dialect_name: str, table: str, keys: Sequence[str], *, drop: bool = False) -> str:
     """The script that creates (or with ``drop``, drops) the snapshot log of ``table``.
+
+    See :func:`snapshot_log_statements` for the parameters.
+    """
+    statements = snapshot_log_statements(dialect_name, table, keys, drop=drop)
+    return get_dialect(dialect_name).render_script(statements)
+
+
+def snapshot_log_statements(dialect_name: str, table: str, keys: Sequence[str], *, drop: bool = False) -> list[str]:
+    """The statements that create (or with ``drop``, drop) the snapshot log of ``table``.
 
     :param dialect_name: postgres, mysql, sqlite, mssql, oracle, db2 or informix.
     :param table: ``[schema.]table`` as in statements (quoted names keep their case).
@@ -36,12 +45,10 @@ def snapshot_log_ddl(dialect_name: str, table: str, keys: Sequence[str], *, drop
     resolved = ResolvedTable(conn_id="-", schema=schema, table=dialect.fold(ref.table))
     columns = []
     for position, spec in enumerate(keys, start=1):
-        name, type_sql = _key_column(spec, position)
+        name, type_sql = _key_column(spec)
         columns.append(Column(dialect.fold(parse_table_ref(name).table), type_sql, False, position))
     info = TableInfo(resolved, tuple(columns))
     objects = dialect.log_objects(resolved, [c.name for c in columns])
     if drop:
-        statements = dialect.drop_log_ddl(resolved, objects, source_exists=True)
-    else:
-        statements = [step.sql for step in dialect.create_log_ddl(info, objects)]
-    return dialect.render_script(statements)
+        return dialect.drop_log_ddl(resolved, objects, source_exists=True)
+    return [step.sql for step in dialect.create_log_ddl(info, objects)]

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run the whole test suite: setup (idempotent), real PostgreSQL and MariaDB, ruff, pytest.
+# Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -x
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+. scripts/services.sh
+ensure_services
+
+echo "== ruff"
+"$VENV/bin/ruff" check .
+"$VENV/bin/ruff" format --check . >/dev/null || { echo "ruff format would change files: run ruff format ."; exit 1; }
+
+echo "== pytest"
+exec "$VENV/bin/python" -m pytest "$@"

@@ -1,0 +1,141 @@
+"""Shared fixtures: real PostgreSQL, MariaDB and SQLite databases, and a real Airflow home.
+
+Every session gets uniquely named databases (dropped at the end) and its own AIRFLOW_HOME whose
+SQLite metadata database is created by ``airflow db migrate``, which also creates the snaprepl
+catalog through the external DB manager. PostgreSQL and MariaDB must be reachable: a missing
+service fails the session with instructions, it never skips tests.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+# Airflow reads its configuration when first imported: set it up before anything imports it.
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="snaprepl-tests-"))
+_AIRFLOW_HOME = _SESSION_DIR / "airflow"
+_AIRFLOW_HOME.mkdir()
+REPO = Path(__file__).resolve().parents[1]
+os.environ.update(
+    {
+        "AIRFLOW_HOME": str(_AIRFLOW_HOME),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_AIRFLOW_HOME / 'airflow.db'}",
+        "AIRFLOW__DATABASE__EXTERNAL_DB_MANAGERS": "snaprepl.catalog.db_manager.SnapreplDBManager",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+    }
+)
+os.environ.pop("AIRFLOW_CONN_SNAPREPL_CATALOG", None)
+
+import pytest  # noqa: E402
+
+from tests.support.databases import (  # noqa: E402
+    MYSQL_ADMIN,
+    PG_ADMIN,
+    RealDatabase,
+    mysql_admin_connect,
+    pg_admin_connect,
+    require_services,
+)
+
+SESSION_TAG = uuid.uuid4().hex[:8]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    problem = require_services()
+    if problem:
+        pytest.exit(f"snaprepl tests need real databases: {problem}", returncode=3)
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Path:
+    return _SESSION_DIR
+
+
+@pytest.fixture(scope="session")
+def airflow_home() -> Path:
+    """An Airflow home whose metadata database (with the snaprepl catalog) was made by `airflow db migrate`."""
+    result = subprocess.run(
+        [sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True, env=os.environ.copy()
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return _AIRFLOW_HOME
+
+
+@pytest.fixture(scope="session")
+def catalog(airflow_home: Path) -> Iterator[object]:
+    from snaprepl.catalog.store import Catalog, reset_open_catalog
+
+    reset_open_catalog()
+    opened = Catalog.open()
+    opened.ensure_ready()
+    yield opened
+    reset_open_catalog()
+
+
+@pytest.fixture(scope="session")
+def settings() -> object:
+    from snaprepl.settings import Settings
+
+    return Settings.load()
+
+
+@pytest.fixture(scope="session")
+def pg_db() -> Iterator[RealDatabase]:
+    name = f"snaprepl_test_{SESSION_TAG}"
+    with pg_admin_connect() as conn:
+        conn.cursor().execute(f'CREATE DATABASE "{name}"')
+    conn_id = "test_pg"
+    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = (
+        f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{name}"
+    )
+    yield RealDatabase("postgres", conn_id, name)
+    from snaprepl.db import forget_databases
+
+    forget_databases()
+    with pg_admin_connect() as conn:
+        conn.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def mysql_db() -> Iterator[RealDatabase]:
+    name = f"snaprepl_test_{SESSION_TAG}"
+    with mysql_admin_connect() as conn:
+        conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    conn_id = "test_my"
+    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = (
+        f"mysql://{MYSQL_ADMIN['user']}@{MYSQL_ADMIN['host']}:{MYSQL_ADMIN['port']}/{name}"
+    )
+    yield RealDatabase("mysql", conn_id, name)
+    from snaprepl.db import forget_databases
+
+    forget_databases()
+    with mysql_admin_connect() as conn:
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture(scope="session")
+def sqlite_db(session_dir: Path) -> RealDatabase:
+    path = session_dir / "source.db"
+    conn_id = "test_lite"
+    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = f"sqlite:///{path}"
+    return RealDatabase("sqlite", conn_id, str(path))
+
+
+@pytest.fixture(params=["postgres", "mysql", "sqlite"])
+def real_db(request: pytest.FixtureRequest) -> RealDatabase:
+    """Each real dialect in turn."""
+    return request.getfixturevalue({"postgres": "pg_db", "mysql": "mysql_db", "sqlite": "sqlite_db"}[request.param])
+
+
+@pytest.fixture
+def unique_name() -> str:
+    return f"t_{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,28 @@
+DELIMITER $$
+
+CREATE TABLE `sales`.`RLOG_orders` (
+  `RLOG_order_id` int NOT NULL,
+  `RLOG_line_no` smallint NOT NULL,
+  `SNAPTIME` datetime(6) NOT NULL,
+  `DMLTYPE` char(1) NOT NULL,
+  `RLOG_ROWGUID` varchar(255) NOT NULL,
+  PRIMARY KEY (`RLOG_order_id`, `RLOG_line_no`)
+) ENGINE=InnoDB $$
+
+CREATE TRIGGER `sales`.`sales_orders_I_log` AFTER INSERT ON `sales`.`orders` FOR EACH ROW
+  INSERT INTO `sales`.`RLOG_orders` (`RLOG_order_id`, `RLOG_line_no`, `SNAPTIME`, `DMLTYPE`, `RLOG_ROWGUID`) VALUES (NEW.`order_id`, NEW.`line_no`, UTC_TIMESTAMP(6), 'I', UUID()) ON DUPLICATE KEY UPDATE `SNAPTIME` = VALUES(`SNAPTIME`), `DMLTYPE` = VALUES(`DMLTYPE`), `RLOG_ROWGUID` = VALUES(`RLOG_ROWGUID`) $$
+
+CREATE TRIGGER `sales`.`sales_orders_U_log` AFTER UPDATE ON `sales`.`orders` FOR EACH ROW
+BEGIN
+  IF NOT (OLD.`order_id` <=> NEW.`order_id` AND OLD.`line_no` <=> NEW.`line_no`) THEN
+    INSERT INTO `sales`.`RLOG_orders` (`RLOG_order_id`, `RLOG_line_no`, `SNAPTIME`, `DMLTYPE`, `RLOG_ROWGUID`) VALUES (OLD.`order_id`, OLD.`line_no`, UTC_TIMESTAMP(6), 'D', UUID()) ON DUPLICATE KEY UPDATE `SNAPTIME` = VALUES(`SNAPTIME`), `DMLTYPE` = VALUES(`DMLTYPE`), `RLOG_ROWGUID` = VALUES(`RLOG_ROWGUID`);
+    INSERT INTO `sales`.`RLOG_orders` (`RLOG_order_id`, `RLOG_line_no`, `SNAPTIME`, `DMLTYPE`, `RLOG_ROWGUID`) VALUES (NEW.`order_id`, NEW.`line_no`, UTC_TIMESTAMP(6), 'I', UUID()) ON DUPLICATE KEY UPDATE `SNAPTIME` = VALUES(`SNAPTIME`), `DMLTYPE` = VALUES(`DMLTYPE`), `RLOG_ROWGUID` = VALUES(`RLOG_ROWGUID`);
+  ELSE
+    INSERT INTO `sales`.`RLOG_orders` (`RLOG_order_id`, `RLOG_line_no`, `SNAPTIME`, `DMLTYPE`, `RLOG_ROWGUID`) VALUES (NEW.`order_id`, NEW.`line_no`, UTC_TIMESTAMP(6), 'U', UUID()) ON DUPLICATE KEY UPDATE `SNAPTIME` = VALUES(`SNAPTIME`), `DMLTYPE` = VALUES(`DMLTYPE`), `RLOG_ROWGUID` = VALUES(`RLOG_ROWGUID`);
+  END IF;
+END $$
+
+CREATE TRIGGER `sales`.`sales_orders_D_log` AFTER DELETE ON `sales`.`orders` FOR EACH ROW
+  INSERT INTO `sales`.`RLOG_orders` (`RLOG_order_id`, `RLOG_line_no`, `SNAPTIME`, `DMLTYPE`, `RLOG_ROWGUID`) VALUES (OLD.`order_id`, OLD.`line_no`, UTC_TIMESTAMP(6), 'D', UUID()) ON DUPLICATE KEY UPDATE `SNAPTIME` = VALUES(`SNAPTIME`), `DMLTYPE` = VALUES(`DMLTYPE`), `RLOG_ROWGUID` = VALUES(`RLOG_ROWGUID`) $$
+
+DELIMITER ;

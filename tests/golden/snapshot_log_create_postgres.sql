@@ -1,0 +1,35 @@
+CREATE TABLE "sales"."RLOG_orders" (
+  "RLOG_order_id" integer NOT NULL,
+  "RLOG_line_no" smallint NOT NULL,
+  "SNAPTIME" timestamp(6) NOT NULL,
+  "DMLTYPE" char(1) NOT NULL,
+  "RLOG_ROWGUID" varchar(255) NOT NULL,
+  PRIMARY KEY ("RLOG_order_id", "RLOG_line_no")
+);
+
+CREATE FUNCTION "sales"."sales_orders_rlog_fn"() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'I', gen_random_uuid()::text)
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (OLD."order_id", OLD."line_no", (now() AT TIME ZONE 'UTC'), 'D', gen_random_uuid()::text)
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+  ELSIF OLD."order_id" IS DISTINCT FROM NEW."order_id" OR OLD."line_no" IS DISTINCT FROM NEW."line_no" THEN
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (OLD."order_id", OLD."line_no", (now() AT TIME ZONE 'UTC'), 'D', gen_random_uuid()::text)
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'I', gen_random_uuid()::text)
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+  ELSE
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'U', gen_random_uuid()::text)
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+  END IF;
+  RETURN NULL;
+END
+$snaprepl$;
+
+CREATE TRIGGER "sales_orders_I_log" AFTER INSERT ON "sales"."orders" FOR EACH ROW EXECUTE FUNCTION "sales"."sales_orders_rlog_fn"();
+
+CREATE TRIGGER "sales_orders_U_log" AFTER UPDATE ON "sales"."orders" FOR EACH ROW EXECUTE FUNCTION "sales"."sales_orders_rlog_fn"();
+
+CREATE TRIGGER "sales_orders_D_log" AFTER DELETE ON "sales"."orders" FOR EACH ROW EXECUTE FUNCTION "sales"."sales_orders_rlog_fn"();
