@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from snaprepl import snapshot_logs
+from snaprepl import snapshot_logs, snapshots
 from snaprepl.catalog.store import Catalog
+from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
 
@@ -60,6 +61,116 @@ def repl_purge_snapshot_log(
     )
 
 
+def repl_create_snapshot(
+    query_def: str,
+    dest_table: str,
+    schedule: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    refresher: snapshots.Refresher | None = None,
+) -> snapshots.CreatedSnapshot:
+    """``CREATE NONINCREMENTAL SNAPSHOT dest_table AS 'query_def'``.
+
+    :param query_def: a SELECT; tables name their connection as ``table@conn_id``.
+    :param dest_table: ``[schema.]table[@conn_id]``; created to fit the result if missing.
+    :param schedule: cron expression or preset of its refresh DAG (None: manual).
+    """
+    return snapshots.create_nonincremental_snapshot(
+        parse_table_ref(dest_table),
+        query_def,
+        schedule,
+        catalog=_catalog(catalog),
+        settings=_settings(settings),
+        refresher=refresher or snapshots.submit_refresh,
+    )
+
+
+def repl_create_inc_snapshot(
+    source_column_list: str | None,
+    source_table: str,
+    condition: str | None,
+    dest_table: str,
+    schedule: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    refresher: snapshots.Refresher | None = None,
+) -> snapshots.CreatedSnapshot:
+    """``CREATE SNAPSHOT dest_table FROM source_table ['source_column_list'] [WHERE 'condition']``.
+
+    :param source_column_list: ``'col, ...'`` or None for every column (the key is always included).
+    :param condition: a WHERE condition in the source's dialect, or None.
+    """
+    return snapshots.create_incremental_snapshot(
+        parse_table_ref(dest_table),
+        parse_table_ref(source_table),
+        source_column_list,
+        condition,
+        schedule,
+        catalog=_catalog(catalog),
+        settings=_settings(settings),
+        refresher=refresher or snapshots.submit_refresh,
+    )
+
+
+def repl_refresh_inc_snapshot(
+    snapshot_table_name: str,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    refresher: snapshots.Refresher | None = None,
+) -> RefreshOutcome:
+    """``UPDATE SNAPSHOT name`` of an incremental snapshot: replay its log."""
+    return snapshots.update_snapshot(
+        parse_table_ref(snapshot_table_name),
+        incremental_only=True,
+        catalog=_catalog(catalog),
+        settings=_settings(settings),
+        refresher=refresher or snapshots.submit_refresh,
+    )
+
+
+def repl_refresh_noninc_snapshot(
+    snapshot_table_name: str,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    refresher: snapshots.Refresher | None = None,
+) -> RefreshOutcome:
+    """``UPDATE SNAPSHOT name AS NONINCREMENTAL``: replace its content with its query's result."""
+    return snapshots.update_snapshot(
+        parse_table_ref(snapshot_table_name),
+        nonincremental=True,
+        catalog=_catalog(catalog),
+        settings=_settings(settings),
+        refresher=refresher or snapshots.submit_refresh,
+    )
+
+
+def repl_drop_snapshot(
+    snapshot_table_name: str, delete: int | bool = 0, *, catalog: Catalog | None = None
+) -> snapshots.DroppedSnapshot:
+    """``DROP SNAPSHOT name [WITH DELETE]``; ``delete`` true also drops the destination table."""
+    return snapshots.drop_snapshot(
+        parse_table_ref(snapshot_table_name), with_delete=bool(delete), catalog=_catalog(catalog)
+    )
+
+
+def repl_set_snapshot_schedule(
+    snapshot_table_name: str, schedule: str | None, *, catalog: Catalog | None = None
+) -> snapshots.ScheduledSnapshot:
+    """``ALTER SNAPSHOT name SCHEDULE 'cron' | NONE`` (snaprepl's addition)."""
+    return snapshots.set_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
+
+
+def repl_purge_rplogs(
+    *, catalog: Catalog | None = None, settings: Settings | None = None
+) -> snapshots.PurgedReplayLogs:
+    """``REPL_PURGE_RPLOGS()``: purge replay-log entries every snapshot is past."""
+    return snapshots.purge_replay_logs(catalog=_catalog(catalog), settings=_settings(settings))
+
+
 #: Functions callable from statements, by lower-case name.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     f.__name__: f
@@ -67,5 +178,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_create_snapshot_log,
         repl_drop_snapshot_log,
         repl_purge_snapshot_log,
+        repl_create_snapshot,
+        repl_create_inc_snapshot,
+        repl_refresh_inc_snapshot,
+        repl_refresh_noninc_snapshot,
+        repl_drop_snapshot,
+        repl_set_snapshot_schedule,
+        repl_purge_rplogs,
     )
 }

@@ -17,9 +17,16 @@ from snaprepl.errors import SnapreplError
 
 STATEMENTS_HELP = """\
 statements (case-insensitive, ';'-separated; names are [schema.]table[@conn_id]):
-  CREATE SNAPSHOT LOG FOR t            DROP SNAPSHOT LOG FOR t       PURGE SNAPSHOT LOG FOR t [FORCE]
+  CREATE SNAPSHOT LOG FOR t                      DROP SNAPSHOT LOG FOR t
+  PURGE SNAPSHOT LOG FOR t [FORCE]
+  CREATE NONINCREMENTAL SNAPSHOT d AS 'SELECT ... FROM t@conn ...' [SCHEDULE 'cron']
+  CREATE SNAPSHOT d FROM t ['col, ...'] [WHERE 'condition'] [SCHEDULE 'cron']
+  UPDATE SNAPSHOT d [AS NONINCREMENTAL]          DROP SNAPSHOT d [WITH DELETE]
+  ALTER SNAPSHOT d SCHEDULE 'cron' | NONE
 functions (the seed's names), e.g.:
-  repl_create_snapshot_log('orders@src')   repl_drop_snapshot_log('t')   repl_purge_snapshot_log('t')
+  repl_create_snapshot_log('orders@src')         repl_create_inc_snapshot('a, b', 'src', 'a > 1', 'dst')
+  repl_refresh_inc_snapshot('dst')               repl_refresh_noninc_snapshot('dst')
+  repl_drop_snapshot('dst', 1)                   repl_purge_rplogs()
 """
 
 
@@ -39,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sql.add_argument("statements", nargs="?", help="statements to run; omit with -f")
     sql.add_argument("-f", "--file", help="read statements from FILE ('-' for standard input)")
+    sql.add_argument("-v", "--verbose", action="store_true", help="show the output of Spark jobs")
 
     status = commands.add_parser("status", help="show the catalog")
     status.add_argument("--json", action="store_true", help="print JSON for machines")
@@ -84,6 +92,9 @@ def _read_statements(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         from snaprepl.statements.executor import run_script
+
+        if args.verbose:
+            os.environ["SNAPREPL_VERBOSE"] = "1"
 
         for result in run_script(_read_statements(args)):
             if result is not None:

@@ -95,6 +95,10 @@ class DdlFailed(SnapreplError):
     """Creating database objects failed; what had been created was removed again."""
 
 
+class SnapshotBusy(SnapreplError):
+    """Another refresh of the snapshot is running."""
+
+
 class RefreshFailed(SnapreplError):
     """A snapshot refresh failed; the destination keeps its previous consistent content."""
 

@@ -238,7 +238,11 @@ def purge_snapshot_log(source: TableRef, *, catalog: Catalog, settings: Settings
     mark the snapshots that still needed some of it as needing a complete refresh (Oracle's
     DBMS_SNAPSHOT.PURGE_LOG for a lost snapshot).
     """
-    record = find_log(catalog, source)
+    return purge_log(find_log(catalog, source), catalog=catalog, settings=settings, force=force)
+
+
+def purge_log(record: LogRecord, *, catalog: Catalog, settings: Settings, force: bool = False) -> PurgeResult:
+    """Purge the snapshot log ``record`` (see :func:`purge_snapshot_log`)."""
     snapshots = [s for s in catalog.snapshots_of_log(record.snl_source) if s.incremental]
     if not snapshots and not force:
         return PurgeResult(record.snl_source, note="no snapshot refreshes from it (pull replication): nothing purged")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from snaprepl.catalog.store import Catalog, LogRecord
+from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
@@ -37,14 +37,49 @@ def _log_backlog(record: LogRecord) -> dict[str, Any]:
         }
 
 
+def _pending(snapshot: SnapshotRecord, log: LogRecord | None) -> dict[str, Any]:
+    """Log entries newer than the snapshot's SN_LAST_TS: what its next incremental refresh applies."""
+    if log is None or snapshot.sn_last_ts is None:
+        return {"rows": None, "error": None}
+    try:
+        database = Database.for_conn_id(log.snl_conn)
+        dialect = database.dialect
+        rlog = dialect.qualified(log.snl_schema, log.snl_rlog)
+        snaptime = dialect.quote(dialect.log_columns.snaptime)
+        with database.session() as session:
+            rows = session.query(
+                f"SELECT COUNT(*) FROM {rlog} WHERE {snaptime} > :since",
+                {"since": dialect.snaptime_param(snapshot.sn_last_ts)},
+            )[0][0]
+        return {"rows": int(rows), "error": None}
+    except Exception as err:
+        return {"rows": None, "error": f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"}
+
+
+def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
+    """The incremental snapshot the next purge of a log waits for: never refreshed, or the oldest."""
+    live = [s for s in snapshots if s.incremental and s.sn_needs_complete is None]
+    if not live:
+        return None
+    never = [s for s in live if s.sn_last_ts is None]
+    if never:
+        return f"{never[0].sn_name} (never refreshed)"
+    oldest = min(live, key=lambda s: s.sn_last_ts)  # type: ignore[arg-type, return-value]
+    return f"{oldest.sn_name} (SN_LAST_TS {_iso(oldest.sn_last_ts)})"
+
+
 def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) -> dict[str, Any]:
     """The whole catalog as plain data.
 
     :param probe: also connect to sources to count pending log rows.
     """
+    from snaprepl.airflow.naming import snapshot_dag_id
+
     catalog.ensure_ready()
+    snapshots = catalog.snapshots()
+    log_records = {r.snl_source: r for r in catalog.logs()}
     logs = []
-    for record in catalog.logs():
+    for record in log_records.values():
         objects = record.objects
         entry: dict[str, Any] = {
             "source": record.snl_source,
@@ -56,10 +91,38 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             "created_at": _iso(record.snl_created_at),
             "purged_before": _iso(record.snl_purged_before),
             "last_purge_at": _iso(record.snl_last_purge_at),
+            "purge_waits_for": _purge_blocker([s for s in snapshots if s.sn_source_table == record.snl_source]),
         }
         if probe:
             entry["backlog"] = _log_backlog(record)
         logs.append(entry)
+    snapshot_entries = []
+    for snapshot in snapshots:
+        entry = {
+            "name": snapshot.sn_name,
+            "type": "incremental" if snapshot.incremental else "nonincremental",
+            "source": snapshot.sn_source_table or f"query on {snapshot.sn_source_conn}",
+            "destination": f"{snapshot.sn_dest_schema}.{snapshot.sn_dest_table}@{snapshot.sn_dest_conn}",
+            "query": snapshot.sn_query,
+            "schedule": snapshot.sn_schedule,
+            "dag_id": snapshot_dag_id(snapshot.sn_name),
+            "last_ts": _iso(snapshot.sn_last_ts),
+            "needs_complete_refresh": snapshot.sn_needs_complete,
+            "last_refresh": {
+                "at": _iso(snapshot.sn_last_refresh_at),
+                "kind": snapshot.sn_last_refresh_kind,
+                "status": snapshot.sn_last_status,
+                "error": snapshot.sn_last_error,
+                "rows_copied": snapshot.sn_last_rows_copied,
+                "rows_upserted": snapshot.sn_last_rows_upserted,
+                "rows_deleted": snapshot.sn_last_rows_deleted,
+                "duration_s": snapshot.sn_last_duration_s,
+            },
+            "running": {"run_id": snapshot.sn_run_id, "holder": snapshot.sn_run_holder} if snapshot.sn_run_id else None,
+        }
+        if probe and snapshot.incremental:
+            entry["pending"] = _pending(snapshot, log_records.get(snapshot.sn_source_table or ""))
+        snapshot_entries.append(entry)
     return {
         "catalog": catalog.describe(),
         "settings": {
@@ -67,6 +130,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             "snp_repl_purge_offset": settings.snp_repl_purge_offset,
         },
         "snapshot_logs": logs,
+        "snapshots": snapshot_entries,
     }
 
 
@@ -96,13 +160,47 @@ def render_text(status: dict[str, Any]) -> str:
                 pending,
                 backlog.get("newest_snaptime"),
                 entry["purged_before"],
+                entry["purge_waits_for"],
             ]
         )
     parts.append(
         _table(
             "snapshot logs",
-            ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before"],
+            ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"],
             log_rows,
+        )
+    )
+    snapshot_rows = []
+    for entry in status.get("snapshots", []):
+        last = entry["last_refresh"]
+        outcome = last["status"] or "never"
+        if last["status"] == "succeeded":
+            rows = (
+                last["rows_copied"]
+                if last["kind"] == "complete"
+                else f"+{last['rows_upserted']}/-{last['rows_deleted']}"
+            )
+            outcome = f"{last['kind']} ok, {rows} rows, {last['at']}"
+        elif last["status"] == "failed":
+            outcome = f"failed {last['at']}: {(last['error'] or '')[:80]}"
+        pending = entry.get("pending") or {}
+        snapshot_rows.append(
+            [
+                entry["name"],
+                entry["type"],
+                entry["source"],
+                entry["schedule"] or "manual",
+                entry["last_ts"],
+                "COMPLETE REFRESH REQUIRED" if entry["needs_complete_refresh"] else outcome,
+                pending.get("error") or pending.get("rows"),
+                entry["dag_id"],
+            ]
+        )
+    parts.append(
+        _table(
+            "snapshots",
+            ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "DAG"],
+            snapshot_rows,
         )
     )
     return "\n\n".join(parts)

@@ -59,6 +59,9 @@ SYS_SNAPSHOT = Table(
     Column("SN_LAST_ROWS_DELETED", BigInteger),
     Column("SN_LAST_ROWS_COPIED", BigInteger),
     Column("SN_LAST_DURATION_S", Float),
+    Column("SN_RUN_ID", String(64), comment="refresh holding the snapshot's lock"),
+    Column("SN_RUN_HOLDER", String(255), comment="host:pid of that refresh"),
+    Column("SN_RUN_HEARTBEAT", DateTime, comment="last sign of life of that refresh"),
     UniqueConstraint("SN_DEST_CONN", "SN_DEST_SCHEMA", "SN_DEST_TABLE", name="uq_sys_snapshot_dest"),
 )
 

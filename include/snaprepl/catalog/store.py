@@ -111,6 +111,9 @@ class SnapshotRecord(_Record):
     sn_last_rows_deleted: int | None = None
     sn_last_rows_copied: int | None = None
     sn_last_duration_s: float | None = None
+    sn_run_id: str | None = None
+    sn_run_holder: str | None = None
+    sn_run_heartbeat: datetime | None = None
 
     @property
     def incremental(self) -> bool:
@@ -318,6 +321,86 @@ class Catalog:
                 .where(name == m.SYS_SNAPSHOT.c.SN_NAME)
                 .values(**{k.upper(): v for k, v in values.items()})
             )
+
+    # ------------------------------------------------------------------ refresh bookkeeping
+
+    def take_run_lock(self, name: str, *, expected: str | None, run_id: str, holder: str) -> bool:
+        """Compare-and-set the snapshot's run lock from ``expected`` to ``run_id``."""
+        t = m.SYS_SNAPSHOT.c
+        current = t.SN_RUN_ID.is_(None) if expected is None else expected == t.SN_RUN_ID
+        with self.begin() as conn:
+            result = conn.execute(
+                sa.update(m.SYS_SNAPSHOT)
+                .where(name == t.SN_NAME, current)
+                .values(SN_RUN_ID=run_id, SN_RUN_HOLDER=holder, SN_RUN_HEARTBEAT=utcnow())
+            )
+        return result.rowcount == 1
+
+    def heartbeat_run_lock(self, name: str, run_id: str) -> None:
+        t = m.SYS_SNAPSHOT.c
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT)
+                .where(name == t.SN_NAME, run_id == t.SN_RUN_ID)
+                .values(SN_RUN_HEARTBEAT=utcnow())
+            )
+
+    def release_run_lock(self, name: str, run_id: str) -> None:
+        t = m.SYS_SNAPSHOT.c
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT)
+                .where(name == t.SN_NAME, run_id == t.SN_RUN_ID)
+                .values(SN_RUN_ID=None, SN_RUN_HOLDER=None, SN_RUN_HEARTBEAT=None)
+            )
+
+    def replayed_since(self, name: str, since: datetime | None) -> list[str]:
+        """RLOG_ROWGUIDs already applied to snapshot ``name`` with SNAPTIME at or after ``since``."""
+        t = m.SYS_RPLOG.c
+        query = sa.select(t.RLOG_ROWGUID).where(name == t.TARGET)
+        if since is not None:
+            query = query.where(since <= t.SNAPTIME)
+        with self.begin() as conn:
+            return [row[0] for row in conn.execute(query)]
+
+    def record_applied(self, name: str, entries: Sequence[tuple[str, datetime]], last_ts: datetime | None) -> None:
+        """Record log entries applied to ``name`` and move SN_LAST_TS forward to ``last_ts``, atomically."""
+        t = m.SYS_SNAPSHOT.c
+        with self.begin() as conn:
+            if entries:
+                conn.execute(
+                    sa.insert(m.SYS_RPLOG),
+                    [{"TARGET": name, "RLOG_ROWGUID": guid, "SNAPTIME": ts} for guid, ts in entries],
+                )
+            if last_ts is not None:
+                conn.execute(
+                    sa.update(m.SYS_SNAPSHOT)
+                    .where(name == t.SN_NAME, sa.or_(t.SN_LAST_TS.is_(None), last_ts > t.SN_LAST_TS))
+                    .values(SN_LAST_TS=last_ts, SN_RUN_HEARTBEAT=utcnow())
+                )
+
+    def record_complete(self, name: str, last_ts: datetime | None) -> None:
+        """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy; the replay
+        log of the old content no longer describes the destination."""
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT)
+                .where(name == m.SYS_SNAPSHOT.c.SN_NAME)
+                .values(SN_LAST_TS=last_ts, SN_NEEDS_COMPLETE=None, SN_LAST_UPD_BM=None)
+            )
+            conn.execute(sa.delete(m.SYS_RPLOG).where(name == m.SYS_RPLOG.c.TARGET))
+
+    def purge_replay_log(self, name: str, before: datetime) -> int:
+        """Delete replay-log entries of ``name`` older than ``before``."""
+        t = m.SYS_RPLOG.c
+        with self.begin() as conn:
+            return conn.execute(sa.delete(m.SYS_RPLOG).where(name == t.TARGET, before > t.SNAPTIME)).rowcount
+
+    def replay_log_size(self, name: str) -> int:
+        with self.begin() as conn:
+            return conn.execute(
+                sa.select(sa.func.count()).select_from(m.SYS_RPLOG).where(name == m.SYS_RPLOG.c.TARGET)
+            ).scalar_one()
 
     def delete_snapshot(self, name: str) -> None:
         with self.begin() as conn:

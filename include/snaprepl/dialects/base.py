@@ -11,7 +11,8 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any, ClassVar, Protocol
 
 from sqlalchemy.engine import URL
@@ -325,6 +326,102 @@ class Dialect(ABC):
     def render_script(self, statements: Sequence[str]) -> str:
         """Statements as a script for the dialect's own command-line client."""
         return "".join(f"{s};\n\n" for s in statements).rstrip() + "\n"
+
+    # ------------------------------------------------------------------ snapshots
+
+    def literal_value(self, value: Any) -> str:
+        """A SQL literal for a key value (used in partition predicates Spark sends as text)."""
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, int | float | Decimal):
+            return str(value)
+        if isinstance(value, datetime):
+            return self.literal(value.isoformat(sep=" ", timespec="microseconds"))
+        if isinstance(value, date):
+            return self.literal(value.isoformat())
+        if isinstance(value, bytes | bytearray | memoryview):
+            return f"X'{bytes(value).hex()}'"
+        return self.literal(str(value))
+
+    def timestamp_literal(self, value: datetime) -> str:
+        """A literal comparable with SNAPTIME values."""
+        return self.literal(value.isoformat(sep=" ", timespec="microseconds"))
+
+    def create_table_sql(self, schema: str | None, table: str, columns: Sequence[Column], key: Sequence[str]) -> str:
+        """``CREATE TABLE`` with ``columns`` (types in this dialect) and ``key`` as primary key (if any)."""
+        defs = [
+            f"{self.quote(c.name)} {c.type_sql}{'' if c.nullable and c.name not in key else ' NOT NULL'}"
+            for c in columns
+        ]
+        if key:
+            defs.append(f"PRIMARY KEY ({', '.join(self.quote(k) for k in key)})")
+        body = ",\n  ".join(defs)
+        return f"CREATE TABLE {self.qualified(schema, table)} (\n  {body}\n){self.table_options()}"
+
+    def drop_table_sql(self, schema: str | None, table: str) -> str:
+        return f"DROP TABLE IF EXISTS {self.qualified(schema, table)}"
+
+    def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
+        """Add the primary key to a table loaded without it (bulk loads are faster without an index)."""
+        return f"ALTER TABLE {self.qualified(schema, table)} ADD PRIMARY KEY ({', '.join(self.quote(k) for k in key)})"
+
+    #: Whether staging tables are loaded without a key and keyed afterwards.
+    key_after_load: ClassVar[bool] = True
+
+    def delete_staged_sql(self, dest: str, stage: str, keys: Sequence[str], batch_column: str, op_column: str) -> str:
+        """Delete from ``dest`` the keys staged as deletions in one batch (``:batch``)."""
+        key_list = ", ".join(self.quote(k) for k in keys)
+        target = f"({key_list})" if len(keys) > 1 else key_list
+        return (
+            f"DELETE FROM {dest} WHERE {target} IN (SELECT {key_list} FROM {stage} "
+            f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'D')"
+        )
+
+    def upsert_staged_sql(
+        self,
+        dest: str,
+        stage: str,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        batch_column: str,
+        op_column: str,
+    ) -> str:
+        """Insert or update into ``dest`` the rows staged as upserts in one batch (``:batch``)."""
+        raise UnsupportedConnection(f"snaprepl does not refresh snapshots on {self.name}")
+
+    def _staged_select(self, stage: str, columns: Sequence[str], batch_column: str, op_column: str) -> str:
+        return (
+            f"SELECT {', '.join(self.quote(c) for c in columns)} FROM {stage} "
+            f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'U'"
+        )
+
+    def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
+        """Whether nothing but data would be lost by replacing the table with another of the same shape
+        (no views on it, foreign keys, triggers, extra indexes, grants or policies)."""
+        return False
+
+    def replace_table_steps(
+        self, session: SqlSession, schema: str, dest: str, staging: str, columns: Sequence[str]
+    ) -> list[str]:
+        """Statements, run in one transaction, that give ``dest`` the content of ``staging`` and drop
+        ``staging``. Readers see the old content or the new one, never an empty or partial table."""
+        cols = ", ".join(self.quote(c) for c in columns)
+        target, source = self.qualified(schema, dest), self.qualified(schema, staging)
+        return [
+            f"DELETE FROM {target}",
+            f"INSERT INTO {target} ({cols}) SELECT {cols} FROM {source}",
+            f"DROP TABLE {source}",
+        ]
+
+    def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
+        """Names and types (in this dialect) of the columns ``sql`` returns."""
+        raise NotImplementedError(f"{self.name}: describing queries is not implemented")
+
+    def estimate_rows(self, session: SqlSession, schema: str, table: str) -> int | None:
+        """A cheap estimate of a table's row count, or None."""
+        return None
 
     # ------------------------------------------------------------------ introspection
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 from snaprepl.dialects.base import (
@@ -39,7 +40,7 @@ class MySqlDialect(Dialect):
         # Sessions run in UTC so DATETIME values are never shifted by the JVM's zone.
         return (
             f"jdbc:mysql://{conn.host or '127.0.0.1'}:{conn.port or 3306}/{conn.schema or ''}"
-            "?rewriteBatchedStatements=true&sessionVariables=time_zone='%2B00:00'"
+            "?rewriteBatchedStatements=true&sessionVariables=time_zone='+00:00'"
         )
 
     def table_options(self) -> str:
@@ -110,6 +111,85 @@ class MySqlDialect(Dialect):
         statements = [f"DROP TRIGGER IF EXISTS {self.qualified(table.schema, t)}" for t in objects.triggers]
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
+
+    # ------------------------------------------------------------------ snapshots
+
+    # InnoDB clusters rows by primary key: adding it after a load would rebuild the table.
+    key_after_load = False
+
+    def literal(self, value: str) -> str:
+        # Backslashes are escapes in MariaDB string literals (unless NO_BACKSLASH_ESCAPES).
+        return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+
+    def upsert_staged_sql(
+        self,
+        dest: str,
+        stage: str,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        batch_column: str,
+        op_column: str,
+    ) -> str:
+        cols = ", ".join(self.quote(c) for c in columns)
+        select = self._staged_select(stage, columns, batch_column, op_column)
+        updates = [f"{self.quote(c)} = VALUES({self.quote(c)})" for c in columns if c not in keys]
+        if not updates:
+            return f"INSERT IGNORE INTO {dest} ({cols}) {select}"
+        return f"INSERT INTO {dest} ({cols}) {select} ON DUPLICATE KEY UPDATE {', '.join(updates)}"
+
+    def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
+        rows = session.query(
+            """
+            SELECT
+              (SELECT COUNT(*) FROM information_schema.TRIGGERS
+                WHERE BINARY EVENT_OBJECT_SCHEMA = :schema AND BINARY EVENT_OBJECT_TABLE = :table)
+            + (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS
+                WHERE (BINARY CONSTRAINT_SCHEMA = :schema AND BINARY TABLE_NAME = :table)
+                   OR (BINARY UNIQUE_CONSTRAINT_SCHEMA = :schema AND BINARY REFERENCED_TABLE_NAME = :table))
+            + (SELECT COUNT(*) FROM information_schema.STATISTICS
+                WHERE BINARY TABLE_SCHEMA = :schema AND BINARY TABLE_NAME = :table AND INDEX_NAME <> 'PRIMARY')
+            """,
+            {"schema": schema, "table": table},
+        )
+        return int(rows[0][0]) == 0
+
+    def replace_table_steps(
+        self, session: SqlSession, schema: str, dest: str, staging: str, columns: Sequence[str]
+    ) -> list[str]:
+        if not self.is_plain_table(session, schema, dest):
+            # DELETE rather than TRUNCATE: TRUNCATE commits at once and readers would see an empty table.
+            return super().replace_table_steps(session, schema, dest, staging, columns)
+        old = self.shorten(f"{staging}_old")
+        target, source = self.qualified(schema, dest), self.qualified(schema, staging)
+        # One RENAME TABLE moves both atomically; readers see the old table or the new one.
+        return [
+            f"DROP TABLE IF EXISTS {self.qualified(schema, old)}",
+            f"RENAME TABLE {target} TO {self.qualified(schema, old)}, {source} TO {target}",
+            f"DROP TABLE {self.qualified(schema, old)}",
+        ]
+
+    def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
+        probe = f"snaprepl_probe_{uuid.uuid4().hex[:12]}"
+        session.execute(f"CREATE TEMPORARY TABLE {self.quote(probe)} AS SELECT * FROM ({sql}) AS q LIMIT 0")
+        try:
+            rows = session.query(f"SHOW FULL COLUMNS FROM {self.quote(probe)}")
+        finally:
+            session.execute(f"DROP TEMPORARY TABLE IF EXISTS {self.quote(probe)}")
+        columns = []
+        for row in rows:
+            name, type_sql, collation = _text(row[0]), _text(row[1]), row[2]
+            if collation:
+                type_sql += f" COLLATE {_text(collation)}"
+            columns.append(Column(name, type_sql))
+        return columns
+
+    def estimate_rows(self, session: SqlSession, schema: str, table: str) -> int | None:
+        rows = session.query(
+            "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE BINARY TABLE_SCHEMA = :schema "
+            "AND BINARY TABLE_NAME = :table",
+            {"schema": schema, "table": table},
+        )
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
     # ------------------------------------------------------------------ introspection
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
+
 from snaprepl.dialects.base import (
     Column,
     ConnectionFields,
@@ -117,6 +120,99 @@ END"""
         statements += [f"DROP FUNCTION IF EXISTS {self.qualified(table.schema, f)}()" for f in objects.functions]
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
+
+    # ------------------------------------------------------------------ snapshots
+
+    def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
+        constraint = self.quote(self.shorten(f"{table}_pkey"))
+        columns = ", ".join(self.quote(k) for k in key)
+        return f"ALTER TABLE {self.qualified(schema, table)} ADD CONSTRAINT {constraint} PRIMARY KEY ({columns})"
+
+    def upsert_staged_sql(
+        self,
+        dest: str,
+        stage: str,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        batch_column: str,
+        op_column: str,
+    ) -> str:
+        cols = ", ".join(self.quote(c) for c in columns)
+        updates = [f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in columns if c not in keys]
+        action = f"DO UPDATE SET {', '.join(updates)}" if updates else "DO NOTHING"
+        return (
+            f"INSERT INTO {dest} ({cols}) {self._staged_select(stage, columns, batch_column, op_column)} "
+            f"ON CONFLICT ({', '.join(self.quote(k) for k in keys)}) {action}"
+        )
+
+    def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
+        rows = session.query(
+            """
+            WITH t AS (SELECT to_regclass(:name) AS oid)
+            SELECT NOT (
+                EXISTS (SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid, t
+                         WHERE d.refobjid = t.oid AND r.ev_class <> t.oid)
+             OR EXISTS (SELECT 1 FROM pg_constraint c, t
+                         WHERE c.contype = 'f' AND (c.conrelid = t.oid OR c.confrelid = t.oid))
+             OR EXISTS (SELECT 1 FROM pg_trigger g, t WHERE g.tgrelid = t.oid AND NOT g.tgisinternal)
+             OR EXISTS (SELECT 1 FROM pg_index i, t WHERE i.indrelid = t.oid AND NOT i.indisprimary)
+             OR EXISTS (SELECT 1 FROM pg_policy p, t WHERE p.polrelid = t.oid)
+             OR EXISTS (SELECT 1 FROM pg_class c, t WHERE c.oid = t.oid AND c.relacl IS NOT NULL)
+             OR EXISTS (SELECT 1 FROM pg_inherits h, t WHERE h.inhparent = t.oid OR h.inhrelid = t.oid)
+            )
+            """,
+            {"name": self.qualified(schema, table)},
+        )
+        return bool(rows[0][0])
+
+    def replace_table_steps(
+        self, session: SqlSession, schema: str, dest: str, staging: str, columns: Sequence[str]
+    ) -> list[str]:
+        if not self.is_plain_table(session, schema, dest):
+            # Views, grants, triggers or indexes hang on the table itself: keep it, replace its rows.
+            # TRUNCATE's lock makes readers wait for the commit instead of seeing an empty table.
+            cols = ", ".join(self.quote(c) for c in columns)
+            target, source = self.qualified(schema, dest), self.qualified(schema, staging)
+            return [
+                f"TRUNCATE {target}",
+                f"INSERT INTO {target} ({cols}) SELECT {cols} FROM {source}",
+                f"DROP TABLE {source}",
+            ]
+        steps = [
+            f"DROP TABLE {self.qualified(schema, dest)}",
+            f"ALTER TABLE {self.qualified(schema, staging)} RENAME TO {self.quote(dest)}",
+        ]
+        constraint = session.query(
+            "SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(:name) AND contype = 'p'",
+            {"name": self.qualified(schema, dest)},
+        )
+        staged_key = self.shorten(f"{staging}_pkey")
+        if constraint and constraint[0][0] != staged_key:
+            steps.append(
+                f"ALTER TABLE {self.qualified(schema, dest)} RENAME CONSTRAINT {self.quote(staged_key)} "
+                f"TO {self.quote(constraint[0][0])}"
+            )
+        return steps
+
+    def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
+        probe = f"snaprepl_probe_{uuid.uuid4().hex[:12]}"
+        session.execute(f"CREATE TEMP VIEW {self.quote(probe)} AS {sql}")
+        try:
+            rows = session.query(
+                "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+                "WHERE a.attrelid = to_regclass(:name) AND a.attnum > 0 ORDER BY a.attnum",
+                {"name": f"pg_temp.{self.quote(probe)}"},
+            )
+        finally:
+            session.execute(f"DROP VIEW IF EXISTS {self.quote(probe)}")
+        return [Column(name, "text" if type_sql == "unknown" else type_sql) for name, type_sql in rows]
+
+    def estimate_rows(self, session: SqlSession, schema: str, table: str) -> int | None:
+        rows = session.query(
+            "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(:name)",
+            {"name": self.qualified(schema, table)},
+        )
+        return int(rows[0][0]) if rows and rows[0][0] is not None and rows[0][0] >= 0 else None
 
     # ------------------------------------------------------------------ introspection
 

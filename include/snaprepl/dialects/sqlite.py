@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from datetime import datetime
 
 import sqlglot
@@ -104,6 +106,60 @@ class SqliteDialect(Dialect):
         statements = [f"DROP TRIGGER IF EXISTS {self.qualified(table.schema, t)}" for t in objects.triggers]
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
+
+    # ------------------------------------------------------------------ snapshots
+
+    key_after_load = False
+
+    def timestamp_literal(self, value: datetime) -> str:
+        return self.literal(self.snaptime_param(value))
+
+    def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
+        index = self.shorten(f"{table}_key")
+        columns = ", ".join(self.quote(k) for k in key)
+        return f"CREATE UNIQUE INDEX {self.qualified(schema, index)} ON {self.quote(table)} ({columns})"
+
+    def upsert_staged_sql(
+        self,
+        dest: str,
+        stage: str,
+        columns: Sequence[str],
+        keys: Sequence[str],
+        batch_column: str,
+        op_column: str,
+    ) -> str:
+        cols = ", ".join(self.quote(c) for c in columns)
+        updates = [f"{self.quote(c)} = excluded.{self.quote(c)}" for c in columns if c not in keys]
+        action = f"DO UPDATE SET {', '.join(updates)}" if updates else "DO NOTHING"
+        # The WHERE clause of the SELECT is what lets SQLite tell ON CONFLICT from a join's ON.
+        return (
+            f"INSERT INTO {dest} ({cols}) {self._staged_select(stage, columns, batch_column, op_column)} "
+            f"ON CONFLICT ({', '.join(self.quote(k) for k in keys)}) {action}"
+        )
+
+    def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
+        probe = f"snaprepl_probe_{uuid.uuid4().hex[:12]}"
+        session.execute(f"CREATE TEMP VIEW {self.quote(probe)} AS {sql}")
+        try:
+            declared = [(row[1], row[2]) for row in session.query(f"PRAGMA temp.table_xinfo({self.quote(probe)})")]
+            columns = []
+            for name, declared_type in declared:
+                columns.append(Column(name, declared_type or self._sampled_type(session, probe, name)))
+        finally:
+            session.execute(f"DROP VIEW IF EXISTS temp.{self.quote(probe)}")
+        return columns
+
+    def _sampled_type(self, session: SqlSession, view: str, column: str) -> str:
+        """An expression has no declared type: take the type most of its values have."""
+        kinds = session.query(
+            f"SELECT typeof({self.quote(column)}), COUNT(*) FROM (SELECT {self.quote(column)} "
+            f"FROM {self.quote(view)} LIMIT 1000) GROUP BY 1 ORDER BY 2 DESC"
+        )
+        seen = [kind for kind, _ in kinds if kind != "null"] or ["text"]
+        return {"integer": "INTEGER", "real": "REAL", "blob": "BLOB"}.get(seen[0], "TEXT")
+
+    def estimate_rows(self, session: SqlSession, schema: str, table: str) -> int | None:
+        return int(session.query(f"SELECT COUNT(*) FROM {self.qualified(schema, table)}")[0][0])
 
     # ------------------------------------------------------------------ introspection
 

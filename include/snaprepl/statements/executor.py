@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import singledispatch
 from typing import Any
 
-from snaprepl import api, snapshot_logs
+from snaprepl import api, snapshot_logs, snapshots
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
 from snaprepl.settings import Settings
@@ -21,6 +21,7 @@ from snaprepl.statements.parser import parse_script
 class Context:
     catalog: Catalog
     settings: Settings
+    refresher: snapshots.Refresher = snapshots.submit_refresh
 
 
 @singledispatch
@@ -46,12 +47,60 @@ def _(statement: ast.PurgeSnapshotLog, ctx: Context) -> Any:
 
 
 @execute.register
+def _(statement: ast.CreateNonincrementalSnapshot, ctx: Context) -> Any:
+    return snapshots.create_nonincremental_snapshot(
+        statement.dest,
+        statement.query,
+        statement.schedule.value if statement.schedule else None,
+        catalog=ctx.catalog,
+        settings=ctx.settings,
+        refresher=ctx.refresher,
+    )
+
+
+@execute.register
+def _(statement: ast.CreateIncrementalSnapshot, ctx: Context) -> Any:
+    return snapshots.create_incremental_snapshot(
+        statement.dest,
+        statement.source,
+        statement.columns,
+        statement.condition,
+        statement.schedule.value if statement.schedule else None,
+        catalog=ctx.catalog,
+        settings=ctx.settings,
+        refresher=ctx.refresher,
+    )
+
+
+@execute.register
+def _(statement: ast.UpdateSnapshot, ctx: Context) -> Any:
+    return snapshots.update_snapshot(
+        statement.name,
+        nonincremental=statement.nonincremental,
+        catalog=ctx.catalog,
+        settings=ctx.settings,
+        refresher=ctx.refresher,
+    )
+
+
+@execute.register
+def _(statement: ast.DropSnapshot, ctx: Context) -> Any:
+    return snapshots.drop_snapshot(statement.name, with_delete=statement.with_delete, catalog=ctx.catalog)
+
+
+@execute.register
+def _(statement: ast.AlterSnapshot, ctx: Context) -> Any:
+    return snapshots.set_schedule(statement.name, statement.schedule.value, catalog=ctx.catalog)
+
+
+@execute.register
 def _(statement: ast.Call, ctx: Context) -> Any:
     function = _function(statement.function)
     args = [execute(a, ctx) if isinstance(a, ast.Call) else a for a in statement.args]
     _check_arity(function, statement.function, args)
     accepted = inspect.signature(function).parameters
-    kwargs = {k: v for k, v in {"catalog": ctx.catalog, "settings": ctx.settings}.items() if k in accepted}
+    context = {"catalog": ctx.catalog, "settings": ctx.settings, "refresher": ctx.refresher}
+    kwargs = {k: v for k, v in context.items() if k in accepted}
     return function(*args, **kwargs)
 
 
@@ -79,14 +128,24 @@ def _check_arity(function: Callable[..., Any], name: str, args: list[Any]) -> No
             raise InvalidArgument(f"{name}: argument {param.name} must be a quoted string, got {arg!r}")
 
 
-def run_script(text: str, *, catalog: Catalog | None = None, settings: Settings | None = None) -> list[Any]:
+def run_script(
+    text: str,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    refresher: snapshots.Refresher | None = None,
+) -> list[Any]:
     """Parse and run ``;``-separated statements in order; stop at the first failure.
 
     :return: one result per statement.
     :raises SnapreplError: from the failing statement, saying which one it was when there are several.
     """
     statements = parse_script(text)
-    ctx = Context(catalog if catalog is not None else Catalog.open(), settings or Settings.load())
+    ctx = Context(
+        catalog if catalog is not None else Catalog.open(),
+        settings or Settings.load(),
+        refresher or snapshots.submit_refresh,
+    )
     results = []
     for number, statement in enumerate(statements, start=1):
         try:

@@ -107,6 +107,9 @@ def upgrade() -> None:
         sa.Column("SN_LAST_ROWS_DELETED", sa.BigInteger(), nullable=True),
         sa.Column("SN_LAST_ROWS_COPIED", sa.BigInteger(), nullable=True),
         sa.Column("SN_LAST_DURATION_S", sa.Float(), nullable=True),
+        sa.Column("SN_RUN_ID", sa.String(length=64), nullable=True, comment="refresh holding the snapshot's lock"),
+        sa.Column("SN_RUN_HOLDER", sa.String(length=255), nullable=True, comment="host:pid of that refresh"),
+        sa.Column("SN_RUN_HEARTBEAT", sa.DateTime(), nullable=True, comment="last sign of life of that refresh"),
         sa.PrimaryKeyConstraint("SN_NAME"),
         sa.UniqueConstraint("SN_DEST_CONN", "SN_DEST_SCHEMA", "SN_DEST_TABLE", name="uq_sys_snapshot_dest"),
     )

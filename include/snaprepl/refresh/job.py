@@ -1,0 +1,97 @@
+"""The refresh job that ``spark-submit`` runs: ``main(argv)`` parses, ``run(spark, ...)`` works.
+
+Credentials arrive in the file named by ``SNAPREPL_CONNECTIONS_FILE`` (written by the submitter,
+readable only by this user); the command line carries names only. The outcome (or the error) is
+written as JSON to ``SNAPREPL_RESULT_FILE`` for the submitter to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="refresh_snapshot", description="Refresh one snaprepl snapshot.")
+    parser.add_argument("--snapshot", required=True, help="SN_NAME of the snapshot")
+    parser.add_argument("--mode", choices=("incremental", "complete"), default="incremental")
+    parser.add_argument("--fallback-complete", action="store_true")
+    parser.add_argument("--tolerance-minutes", type=int, default=15)
+    parser.add_argument("--commit-rows", type=int, default=50_000)
+    parser.add_argument("--max-partitions", type=int, default=8)
+    parser.add_argument("--catalog-conn", default="snaprepl_catalog")
+    parser.add_argument("--run-id", default=None)
+    return parser.parse_args(argv)
+
+
+def request_from(args: argparse.Namespace) -> Any:
+    from snaprepl.refresh.model import RefreshRequest
+
+    values: dict[str, Any] = {
+        "snapshot": args.snapshot,
+        "mode": args.mode,
+        "fallback_complete": args.fallback_complete,
+        "tolerance_minutes": args.tolerance_minutes,
+        "commit_rows": args.commit_rows,
+        "max_partitions": args.max_partitions,
+    }
+    if args.run_id:
+        values["run_id"] = args.run_id
+    return RefreshRequest(**values)
+
+
+def run(spark: Any, request: Any, catalog: Any) -> Any:
+    """Refresh ``request.snapshot`` with ``spark``; see :func:`snaprepl.refresh.runner.run_refresh`."""
+    from snaprepl.refresh.runner import run_refresh
+
+    return run_refresh(spark, request, catalog=catalog)
+
+
+def _write_result(payload: dict[str, Any]) -> None:
+    path = os.environ.get(RESULT_FILE_ENV)
+    if path:
+        Path(path).write_text(json.dumps(payload))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from snaprepl.catalog.store import Catalog
+    from snaprepl.connections import get_connection
+    from snaprepl.errors import SnapreplError
+    from snaprepl.spark.session import build_session
+
+    args = parse_args(argv)
+    spark = None
+    try:
+        request = request_from(args)
+        catalog = Catalog.from_connection(get_connection(args.catalog_conn))
+        spark = build_session(f"snaprepl-refresh-{args.snapshot}")
+        outcome = run(spark, request, catalog)
+        _write_result({"ok": True, "outcome": outcome.to_dict()})
+        print(outcome, flush=True)
+        return 0
+    except SnapreplError as err:
+        _write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})
+        print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as err:
+        traceback.print_exc()
+        text = (str(err).strip().splitlines() or [""])[0]
+        _write_result(
+            {"ok": False, "error": {"type": "RefreshFailed", "message": f"{type(err).__name__}: {text}", "hint": None}}
+        )
+        return 1
+    finally:
+        if spark is not None:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

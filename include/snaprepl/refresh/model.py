@@ -1,0 +1,76 @@
+"""What a refresh is asked to do, and what it did."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+INCREMENTAL = "incremental"
+COMPLETE = "complete"
+MODES = (INCREMENTAL, COMPLETE)
+
+
+@dataclass(frozen=True)
+class RefreshRequest:
+    """A refresh to run.
+
+    :param snapshot: SN_NAME of the snapshot.
+    :param mode: ``incremental`` or ``complete``.
+    :param fallback_complete: when an incremental refresh finds its log entries purged, refresh
+        completely instead of failing.
+    :param tolerance_minutes: how far before SN_LAST_TS an incremental refresh reads the log.
+    :param commit_rows: rows per destination commit (commits never split a SNAPTIME group).
+    :param max_partitions: most parallel reads of a complete refresh.
+    :param run_id: identifies this run in the catalog's lock.
+    """
+
+    snapshot: str
+    mode: str = INCREMENTAL
+    fallback_complete: bool = False
+    tolerance_minutes: int = 15
+    commit_rows: int = 50_000
+    max_partitions: int = 8
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"refresh mode must be one of {MODES}, not {self.mode!r}")
+
+
+@dataclass(frozen=True)
+class RefreshOutcome:
+    """What a refresh did."""
+
+    snapshot: str
+    kind: str
+    rows_copied: int = 0
+    rows_upserted: int = 0
+    rows_deleted: int = 0
+    batches: int = 0
+    last_ts: datetime | None = None
+    duration_s: float = 0.0
+    note: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == COMPLETE:
+            text = f"snapshot {self.snapshot}: complete refresh copied {self.rows_copied} rows"
+        else:
+            text = (
+                f"snapshot {self.snapshot}: incremental refresh applied {self.rows_upserted} upserts and "
+                f"{self.rows_deleted} deletes in {self.batches} commits"
+            )
+        text += f" ({self.duration_s:.1f} s)"
+        return f"{text}; {self.note}" if self.note else text
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["last_ts"] = self.last_ts.isoformat() if self.last_ts else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RefreshOutcome:
+        values = dict(data)
+        values["last_ts"] = datetime.fromisoformat(values["last_ts"]) if values.get("last_ts") else None
+        return cls(**values)

@@ -1,0 +1,67 @@
+"""Running one refresh: the lock, the chosen kind of refresh, and the outcome in the catalog."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from snaprepl.catalog.store import Catalog, utcnow
+from snaprepl.errors import CompleteRefreshRequired, SnapshotNotFound
+from snaprepl.refresh.complete import refresh_complete
+from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.incremental import refresh_incremental
+from snaprepl.refresh.lock import RefreshLock
+from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+
+
+def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> RefreshOutcome:
+    """Refresh one snapshot as ``request`` says, holding its lock; record the outcome in the catalog.
+
+    A nonincremental snapshot is always refreshed completely. An incremental refresh whose log entries
+    are gone raises :class:`CompleteRefreshRequired`, or with ``fallback_complete`` refreshes completely.
+    """
+    snapshot = catalog.snapshot(request.snapshot)
+    if snapshot is None:
+        raise SnapshotNotFound(f"there is no snapshot {request.snapshot}", "`snaprepl status` lists the snapshots")
+    started = time.monotonic()
+    with RefreshLock(catalog, snapshot.sn_name, request.run_id):
+        kind = INCREMENTAL if request.mode == INCREMENTAL and snapshot.incremental else COMPLETE
+        catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
+        ends = Endpoints.of(snapshot)
+        try:
+            if kind == INCREMENTAL:
+                try:
+                    outcome = refresh_incremental(spark, catalog, request, ends)
+                except CompleteRefreshRequired as err:
+                    if not request.fallback_complete:
+                        raise
+                    ends.snapshot = catalog.snapshot(snapshot.sn_name) or snapshot
+                    outcome = refresh_complete(spark, catalog, request, ends)
+                    outcome = RefreshOutcome(
+                        **{**outcome.__dict__, "note": f"fell back to a complete refresh: {err.message}"}
+                    )
+            else:
+                outcome = refresh_complete(spark, catalog, request, ends)
+        except BaseException as err:
+            catalog.update_snapshot(
+                snapshot.sn_name,
+                sn_last_status="failed",
+                sn_last_error=(str(err) or type(err).__name__)[:4000],
+                sn_last_refresh_at=utcnow(),
+                sn_last_duration_s=time.monotonic() - started,
+            )
+            raise
+        finally:
+            ends.dispose()
+        catalog.update_snapshot(
+            snapshot.sn_name,
+            sn_last_status="succeeded",
+            sn_last_error=None,
+            sn_last_refresh_kind=outcome.kind,
+            sn_last_refresh_at=utcnow(),
+            sn_last_rows_copied=outcome.rows_copied,
+            sn_last_rows_upserted=outcome.rows_upserted,
+            sn_last_rows_deleted=outcome.rows_deleted,
+            sn_last_duration_s=time.monotonic() - started,
+        )
+    return outcome

@@ -1,0 +1,70 @@
+"""Pure DataFrame -> DataFrame steps of an incremental refresh.
+
+The changes DataFrame comes from the source's log joined with the snapshot's query (see
+:mod:`snaprepl.refresh.incremental`) and has these columns besides the snapshot's own:
+``SNAPREPL_K<i>`` (the logged key), ``SNAPREPL_SNAPTIME``, ``SNAPREPL_ROWGUID`` and
+``SNAPREPL_PRESENT`` (1 when the row exists in the source and matches the snapshot's condition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+SNAPTIME = "SNAPREPL_SNAPTIME"
+ROWGUID = "SNAPREPL_ROWGUID"
+PRESENT = "SNAPREPL_PRESENT"
+BATCH = "SNAPREPL_BATCH"
+OP = "SNAPREPL_OP"
+
+
+def key_alias(position: int) -> str:
+    return f"SNAPREPL_K{position}"
+
+
+def _col(name: str) -> Any:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def exclude_replayed(changes: DataFrame, replayed: DataFrame) -> DataFrame:
+    """Changes whose RLOG_ROWGUID is not in the replay log of this snapshot.
+
+    :param replayed: one column, ``RLOG_ROWGUID``.
+    """
+    applied = replayed.select(F.col("RLOG_ROWGUID").alias(ROWGUID)).distinct()
+    return changes.join(applied, on=ROWGUID, how="left_anti")
+
+
+def assign_batches(changes: DataFrame, commit_rows: int) -> DataFrame:
+    """Number commit batches in SNAPTIME order, about ``commit_rows`` rows each, never splitting a
+    SNAPTIME group: a group belongs to the batch in which its first row falls."""
+    groups = changes.groupBy(SNAPTIME).agg(F.count(F.lit(1)).alias("_rows"))
+    ordered = Window.orderBy(SNAPTIME).rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    starts = groups.withColumn("_start", F.sum("_rows").over(ordered) - F.col("_rows")).select(
+        SNAPTIME, F.floor(F.col("_start") / F.lit(commit_rows)).cast("int").alias(BATCH)
+    )
+    return changes.join(F.broadcast(starts), on=SNAPTIME, how="inner")
+
+
+def to_staging(changes: DataFrame, key_columns: Sequence[str], data_columns: Sequence[str]) -> DataFrame:
+    """Rows for the destination's staging table: the operation ('U' upsert, 'D' delete), the batch,
+    the log entry's identity, and the destination's columns.
+
+    A row that is gone from the source, or no longer matches the snapshot's condition, is a delete; its
+    key comes from the log, so deletes carry the key even when the source row does not exist.
+    """
+    op = F.when(_col(PRESENT).isNotNull(), F.lit("U")).otherwise(F.lit("D"))
+    keys = {name: _col(key_alias(i)).alias(name) for i, name in enumerate(key_columns)}
+    values = [keys.get(name, _col(name).alias(name)) for name in data_columns]
+    return changes.select(
+        _col(BATCH).alias(BATCH), op.alias(OP), _col(ROWGUID).alias(ROWGUID), _col(SNAPTIME).alias(SNAPTIME), *values
+    )
+
+
+def batch_summary(staged: DataFrame) -> list[tuple[int, int, Any]]:
+    """(batch, rows, newest SNAPTIME) per batch, in order; small enough to collect."""
+    rows = staged.groupBy(BATCH).agg(F.count(F.lit(1)).alias("n"), F.max(SNAPTIME).alias("t")).orderBy(BATCH).collect()
+    return [(r[BATCH], r["n"], r["t"]) for r in rows]

@@ -1,0 +1,486 @@
+"""Snapshots: CREATE [NONINCREMENTAL] SNAPSHOT, UPDATE, DROP, ALTER ... SCHEDULE (SEMANTICS section 4).
+
+Creating a snapshot registers it and fills it with a complete refresh. If that first fill fails, the
+statement takes itself back (the registration, and the destination table if it made it) so it can
+simply be run again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from croniter import croniter
+from sqlglot import exp
+
+from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
+from snaprepl.connections import get_connection
+from snaprepl.db import Database
+from snaprepl.dialects import Column, Dialect, TableInfo
+from snaprepl.errors import (
+    InvalidArgument,
+    InvalidCondition,
+    SnapreplError,
+    SnapshotExists,
+    SnapshotLogNotFound,
+    TableNotFound,
+)
+from snaprepl.lookup import dialect_of, find_log, find_snapshot
+from snaprepl.names import Ident, ResolvedTable, TableRef
+from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
+from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.settings import Settings
+from snaprepl.snapshot_logs import executable_database
+
+#: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
+Refresher = Callable[[RefreshRequest, Catalog, Settings], RefreshOutcome]
+
+RESERVED_PREFIX = "SNAPREPL_"
+
+
+def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings) -> RefreshOutcome:
+    """Run a refresh as the Airflow task does: spark-submit of ``spark_jobs/refresh_snapshot.py``."""
+    from snaprepl.refresh import job
+    from snaprepl.spark.submit import prepare, run_submission
+
+    snapshot = catalog.snapshot(request.snapshot)
+    if snapshot is None:
+        raise SnapreplError(f"there is no snapshot {request.snapshot}")
+    submission = prepare(
+        job="refresh_snapshot",
+        module_file=Path(job.__file__),
+        args=refresh_arguments(request, settings),
+        connections=[
+            catalog_connection_of(catalog, settings),
+            get_connection(snapshot.sn_source_conn),
+            get_connection(snapshot.sn_dest_conn),
+        ],
+        settings=settings,
+        run_id=request.run_id,
+        name=f"snaprepl-refresh-{request.run_id[:8]}",
+    )
+    try:
+        result = run_submission(submission, verbose=_verbose())
+    finally:
+        submission.cleanup()
+    return RefreshOutcome.from_dict(result["outcome"])
+
+
+def _verbose() -> bool:
+    import os
+
+    return bool(os.environ.get("SNAPREPL_VERBOSE"))
+
+
+def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:
+    """The refresh job's command line: names and numbers only."""
+    args = [
+        "--snapshot",
+        request.snapshot,
+        "--mode",
+        request.mode,
+        "--tolerance-minutes",
+        str(request.tolerance_minutes),
+        "--commit-rows",
+        str(request.commit_rows),
+        "--max-partitions",
+        str(request.max_partitions),
+        "--catalog-conn",
+        settings.catalog_conn_id,
+        "--run-id",
+        request.run_id,
+    ]
+    return [*args, "--fallback-complete"] if request.fallback_complete else args
+
+
+def catalog_connection_of(catalog: Catalog, settings: Settings):
+    from snaprepl.catalog.store import catalog_connection
+
+    return catalog.connection if catalog.connection is not None else catalog_connection(settings)
+
+
+def validate_schedule(value: str | None) -> str | None:
+    """A schedule as Airflow takes it (cron expression or preset such as '@hourly'), or None for manual."""
+    if value is None or value.strip().lower() in {"", "none", "manual"}:
+        return None
+    text = value.strip()
+    if not croniter.is_valid(text):
+        raise InvalidArgument(
+            f"schedule {value!r} is not a cron expression or preset", "write e.g. '@hourly' or '*/15 * * * *'"
+        )
+    return text
+
+
+# ------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True)
+class CreatedSnapshot:
+    record: SnapshotRecord
+    outcome: RefreshOutcome
+    created_table: bool
+
+    def __str__(self) -> str:
+        kind = "incremental" if self.record.incremental else "nonincremental"
+        made = "created and " if self.created_table else ""
+        return f"{kind} snapshot {self.record.sn_name} {made}filled: {self.outcome.rows_copied} rows"
+
+
+@dataclass(frozen=True)
+class DroppedSnapshot:
+    name: str
+    dropped_table: bool
+
+    def __str__(self) -> str:
+        return f"snapshot {self.name} dropped" + (" with its table" if self.dropped_table else "")
+
+
+@dataclass(frozen=True)
+class ScheduledSnapshot:
+    name: str
+    schedule: str | None
+
+    def __str__(self) -> str:
+        return f"snapshot {self.name}: schedule {self.schedule or 'none (manual refreshes only)'}"
+
+
+@dataclass(frozen=True)
+class PurgedReplayLogs:
+    deleted: dict[str, int]
+
+    def __str__(self) -> str:
+        total = sum(self.deleted.values())
+        return f"replay logs purged: {total} entries of {len(self.deleted)} snapshots"
+
+
+# ------------------------------------------------------------------ destination
+
+
+def _resolve_dest(database: Database, ref: TableRef) -> tuple[ResolvedTable, TableInfo | None]:
+    dialect = database.dialect
+    with database.session() as session:
+        schema = dialect.fold(ref.schema) if ref.schema else dialect.default_schema(session)
+        table = dialect.fold(ref.table)
+        found = dialect.find_table(session, schema, table)
+        if found is None:
+            return ResolvedTable(ref.conn_id, schema, table), None
+        info = dialect.describe(session, Ident(found[0], True), Ident(found[1], True), ref.conn_id)
+    return info.table, info
+
+
+def _check_existing_dest(info: TableInfo, columns: list[Column], key: list[str], dialect: Dialect) -> None:
+    missing = [c.name for c in columns if not any(dialect.same_name(d.name, c.name) for d in info.columns)]
+    if missing:
+        raise InvalidArgument(
+            f"destination {info.table} exists but has no columns {', '.join(missing)}",
+            "add them, choose another destination, or drop the table",
+        )
+    if key:
+        dest_key = [c.name for c in info.primary_key]
+        if [k.lower() for k in dest_key] != [k.lower() for k in key]:
+            raise InvalidArgument(
+                f"destination {info.table} exists with primary key ({', '.join(dest_key) or 'none'}), "
+                f"not ({', '.join(key)})",
+                "an incremental snapshot upserts by the source's key; give the table that primary key",
+            )
+
+
+def _mapped_columns(columns: list[Column], source: Dialect, dest: Dialect, key: list[str]) -> list[Column]:
+    mapped = []
+    for column in columns:
+        if column.name.upper().startswith(RESERVED_PREFIX):
+            raise InvalidArgument(f"column name {column.name!r} is reserved by snaprepl", "rename it in the query")
+        try:
+            type_sql = dest.map_type(column.type_sql, source)
+        except InvalidArgument as err:
+            raise InvalidArgument(f"column {column.name}: {err.message}", err.hint) from None
+        mapped.append(Column(column.name, type_sql, column.name not in key and column.nullable, None))
+    return mapped
+
+
+def _register_and_fill(
+    record: SnapshotRecord,
+    dest_db: Database,
+    dest: ResolvedTable,
+    create_sql: str | None,
+    *,
+    catalog: Catalog,
+    settings: Settings,
+    refresher: Refresher,
+) -> CreatedSnapshot:
+    if create_sql:
+        with dest_db.session() as session:
+            session.execute(create_sql)
+    try:
+        catalog.add_snapshot(record, SnapshotExists(f"snapshot {record.sn_name} already exists"))
+    except BaseException:
+        if create_sql:
+            _drop_table(dest_db, dest)
+        raise
+    try:
+        outcome = refresher(
+            RefreshRequest(snapshot=record.sn_name, mode=COMPLETE, **_request_settings(settings)), catalog, settings
+        )
+    except BaseException as err:
+        catalog.delete_snapshot(record.sn_name)
+        if create_sql:
+            _drop_table(dest_db, dest)
+        if isinstance(err, SnapreplError):
+            raise type(err)(
+                f"the first copy of snapshot {record.sn_name} failed: {err.message}",
+                (err.hint + "; " if err.hint else "") + "nothing was kept: fix the cause and create it again",
+            ) from None
+        raise
+    return CreatedSnapshot(catalog.snapshot(record.sn_name) or record, outcome, create_sql is not None)
+
+
+def _request_settings(settings: Settings) -> dict[str, int]:
+    return {"tolerance_minutes": settings.snp_repl_tolerance_offset, "commit_rows": settings.refresh_commit_rows}
+
+
+def _drop_table(database: Database, table: ResolvedTable) -> None:
+    with database.session() as session:
+        session.execute(database.dialect.drop_table_sql(table.schema, table.table))
+
+
+# ------------------------------------------------------------------ statements
+
+
+def create_nonincremental_snapshot(
+    dest: TableRef,
+    query: str,
+    schedule: str | None = None,
+    *,
+    catalog: Catalog,
+    settings: Settings,
+    refresher: Refresher = submit_refresh,
+) -> CreatedSnapshot:
+    """``CREATE NONINCREMENTAL SNAPSHOT dest AS 'query'``: ``dest`` (made to fit the query's result if
+    missing) holds the query's result, replaced by every refresh.
+
+    :param query: a SELECT; its tables name their connection as ``table@conn_id`` (default
+        ``snaprepl_default``).
+    """
+    catalog.ensure_ready()
+    schedule = validate_schedule(schedule)
+    source_query = parse_snapshot_query(query, dialect_of)
+    source_db = executable_database(source_query.conn_id)
+    source = source_db.dialect
+    with source_db.session() as session:
+        try:
+            result = source.describe_query(session, source_query.sql)
+        except SnapreplError:
+            raise
+        except Exception as err:
+            raise InvalidCondition(
+                f"the query fails on connection '{source_query.conn_id}': {_first_line(err)}", "check the query"
+            ) from None
+        key = _query_key(session, source, source_query.tree)
+    dest_db = executable_database(dest.conn_id)
+    resolved, existing = _resolve_dest(dest_db, dest)
+    columns = _mapped_columns(result, source, dest_db.dialect, key)
+    if len({c.name.lower() for c in columns}) != len(columns):
+        raise InvalidArgument("the query returns two columns of the same name", "give them distinct aliases")
+    if existing is not None:
+        _check_existing_dest(existing, columns, [], dest_db.dialect)
+        key = [c.name for c in existing.primary_key]
+    create_sql = None if existing else dest_db.dialect.create_table_sql(resolved.schema, resolved.table, columns, key)
+    record = SnapshotRecord(
+        sn_name=resolved.key,
+        sn_query=source_query.sql,
+        sn_source_conn=source_query.conn_id,
+        sn_dest_conn=resolved.conn_id,
+        sn_dest_schema=resolved.schema,
+        sn_dest_table=resolved.table,
+        sn_created_at=utcnow(),
+        sn_key_columns=json.dumps(key),
+        sn_schedule=schedule,
+    )
+    _refuse_duplicate(catalog, record)
+    return _register_and_fill(
+        record, dest_db, resolved, create_sql, catalog=catalog, settings=settings, refresher=refresher
+    )
+
+
+def _query_key(session: object, source: Dialect, tree: exp.Query) -> list[str]:
+    """The key of the query's result when it is a plain projection of one table including its key."""
+    tables = list(tree.find_all(exp.Table))
+    if len(tables) != 1:
+        return []
+    table = tables[0]
+    try:
+        info = source.describe(
+            session,  # type: ignore[arg-type]
+            Ident(table.db, quoted=bool(table.args["db"].args.get("quoted"))) if table.db else None,
+            Ident(table.name, quoted=bool(table.this.args.get("quoted"))),
+            "-",
+        )
+    except (TableNotFound, SnapreplError):
+        return []
+    pk = [c.name for c in info.primary_key]
+    return (plain_projection_key(tree, info.table.table, pk, source) or []) if pk else []
+
+
+def create_incremental_snapshot(
+    dest: TableRef,
+    source: TableRef,
+    columns: str | None = None,
+    condition: str | None = None,
+    schedule: str | None = None,
+    *,
+    catalog: Catalog,
+    settings: Settings,
+    refresher: Refresher = submit_refresh,
+) -> CreatedSnapshot:
+    """``CREATE SNAPSHOT dest FROM source ['cols'] [WHERE 'condition']``.
+
+    The snapshot's query is ``SELECT <source key>, <cols or every column> FROM source [WHERE condition]``;
+    it needs a snapshot log on ``source``. An existing ``dest`` must have those columns and the source's
+    key as primary key; a missing one is created like the source (types mapped to its dialect).
+    """
+    catalog.ensure_ready()
+    schedule = validate_schedule(schedule)
+    try:
+        log = find_log(catalog, source)
+    except SnapshotLogNotFound:
+        raise SnapshotLogNotFound(
+            f"an incremental snapshot needs a snapshot log on {source}",
+            f"create it first: CREATE SNAPSHOT LOG FOR {source}",
+        ) from None
+    source_db = executable_database(log.snl_conn)
+    dialect = source_db.dialect
+    with source_db.session() as session:
+        info = dialect.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
+    key = log.key_columns
+    if [c.name for c in info.primary_key] != key:
+        raise InvalidArgument(
+            f"the primary key of {info.table} changed since its snapshot log was made",
+            "drop the snapshot log and create it again",
+        )
+    chosen: list[str] | None = None
+    if columns is not None:
+        chosen = []
+        for ident in parse_column_list(columns, dialect):
+            name = dialect.fold(ident)
+            match = next((c.name for c in info.columns if dialect.same_name(c.name, name)), None)
+            if match is None:
+                raise InvalidArgument(f"{info.table} has no column {name!r}", "check the column list")
+            chosen.append(match)
+        selected = [info.column(k) for k in key] + [info.column(c) for c in chosen if c not in key]
+        if len(selected) <= len(key):
+            raise InvalidArgument("the column list has nothing but the key", "add at least one other column")
+    else:
+        selected = list(info.columns)
+    where = validate_condition(condition, dialect) if condition is not None else None
+    query = (
+        f"SELECT {', '.join(dialect.quote(c.name) for c in selected)} "
+        f"FROM {dialect.qualified(info.table.schema, info.table.table)}" + (f" WHERE ({where})" if where else "")
+    )
+    with source_db.session() as session:
+        try:
+            session.query(f"SELECT * FROM ({query}) snaprepl_probe WHERE 1 = 0")
+        except Exception as err:
+            raise InvalidCondition(
+                f"the snapshot's query fails on {info.table}: {_first_line(err)}", "check the condition"
+            ) from None
+    dest_db = executable_database(dest.conn_id)
+    resolved, existing = _resolve_dest(dest_db, dest)
+    if resolved.key == info.table.key:
+        raise InvalidArgument("a snapshot cannot be its own source", "choose another destination")
+    mapped = _mapped_columns(selected, dialect, dest_db.dialect, key)
+    if existing is not None:
+        if len(existing.columns) <= len(key):
+            raise InvalidArgument(
+                f"destination {existing.table} has {len(existing.columns)} columns, no more than the source's "
+                f"{len(key)} key parts",
+                "give it the snapshot's columns",
+            )
+        _check_existing_dest(existing, mapped, key, dest_db.dialect)
+    create_sql = None if existing else dest_db.dialect.create_table_sql(resolved.schema, resolved.table, mapped, key)
+    record = SnapshotRecord(
+        sn_name=resolved.key,
+        sn_query=query,
+        sn_source_conn=log.snl_conn,
+        sn_dest_conn=resolved.conn_id,
+        sn_dest_schema=resolved.schema,
+        sn_dest_table=resolved.table,
+        sn_created_at=utcnow(),
+        sn_is_incremental=1,
+        sn_source_table=log.snl_source,
+        sn_columns=json.dumps(chosen) if chosen is not None else None,
+        sn_condition=where,
+        sn_key_columns=json.dumps(key),
+        sn_schedule=schedule,
+    )
+    _refuse_duplicate(catalog, record)
+    return _register_and_fill(
+        record, dest_db, resolved, create_sql, catalog=catalog, settings=settings, refresher=refresher
+    )
+
+
+def _refuse_duplicate(catalog: Catalog, record: SnapshotRecord) -> None:
+    if catalog.snapshot(record.sn_name) is not None:
+        raise SnapshotExists(
+            f"snapshot {record.sn_name} already exists", f"refresh it (UPDATE SNAPSHOT {record.sn_name}) or drop it"
+        )
+
+
+def update_snapshot(
+    name: TableRef,
+    *,
+    nonincremental: bool = False,
+    incremental_only: bool = False,
+    fallback_complete: bool = False,
+    catalog: Catalog,
+    settings: Settings,
+    refresher: Refresher = submit_refresh,
+) -> RefreshOutcome:
+    """``UPDATE SNAPSHOT name [AS NONINCREMENTAL]``: refresh by the snapshot's type, or completely."""
+    record = find_snapshot(catalog, name)
+    if incremental_only and not record.incremental:
+        raise InvalidArgument(
+            f"snapshot {record.sn_name} is nonincremental", "refresh it with repl_refresh_noninc_snapshot"
+        )
+    mode = COMPLETE if nonincremental or not record.incremental else INCREMENTAL
+    request = RefreshRequest(
+        snapshot=record.sn_name, mode=mode, fallback_complete=fallback_complete, **_request_settings(settings)
+    )
+    return refresher(request, catalog, settings)
+
+
+def drop_snapshot(name: TableRef, *, with_delete: bool = False, catalog: Catalog) -> DroppedSnapshot:
+    """``DROP SNAPSHOT name [WITH DELETE]``: unregister; WITH DELETE also drops the destination table."""
+    record = find_snapshot(catalog, name)
+    catalog.delete_snapshot(record.sn_name)
+    if not with_delete:
+        return DroppedSnapshot(record.sn_name, False)
+    database = executable_database(record.sn_dest_conn)
+    _drop_table(database, ResolvedTable(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table))
+    return DroppedSnapshot(record.sn_name, True)
+
+
+def set_schedule(name: TableRef, schedule: str | None, *, catalog: Catalog) -> ScheduledSnapshot:
+    """``ALTER SNAPSHOT name SCHEDULE 'cron' | NONE``: the schedule of the snapshot's refresh DAG."""
+    record = find_snapshot(catalog, name)
+    value = validate_schedule(schedule)
+    catalog.update_snapshot(record.sn_name, sn_schedule=value)
+    return ScheduledSnapshot(record.sn_name, value)
+
+
+def purge_replay_logs(*, catalog: Catalog, settings: Settings) -> PurgedReplayLogs:
+    """``REPL_PURGE_RPLOGS()``: drop replay-log entries older than each snapshot's SN_LAST_TS minus
+    ``snp_repl_purge_offset`` (they are outside every future tolerance window)."""
+    offset = timedelta(minutes=settings.snp_repl_purge_offset)
+    deleted = {}
+    for record in catalog.snapshots():
+        if record.incremental and record.sn_last_ts is not None:
+            deleted[record.sn_name] = catalog.purge_replay_log(record.sn_name, record.sn_last_ts - offset)
+    return PurgedReplayLogs(deleted)
+
+
+def _first_line(err: BaseException) -> str:
+    cause = getattr(err, "orig", None) or err
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]

@@ -1,0 +1,194 @@
+"""Submitting snaprepl's Spark jobs: one preparation for the CLI and the Airflow operator alike.
+
+What goes on the spark-submit command line (which the Spark provider logs) is names, paths and
+Spark settings. Credentials go into a file readable only by this user, named by an environment
+variable of the spark-submit process, and deleted when the job ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import snaprepl
+from snaprepl import errors
+from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
+from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError
+from snaprepl.jars import jdbc_jars
+from snaprepl.refresh.job import RESULT_FILE_ENV
+from snaprepl.settings import Settings
+from snaprepl.spark.session import SPARK_CONF
+
+PACKAGE_DIR = Path(snaprepl.__file__).resolve().parent
+_REPO_JOBS = PACKAGE_DIR.parents[1] / "spark_jobs"
+STALE_FILE_SECONDS = 24 * 3600
+
+
+def job_application(name: str, module_file: Path) -> str:
+    """The spark-submit application of job ``name``: ``spark_jobs/<name>.py`` when the project's
+    directory is there, else the package's own module (which runs the same ``main``)."""
+    candidate = _REPO_JOBS / f"{name}.py"
+    return str(candidate if candidate.exists() else module_file)
+
+
+def private_dir() -> Path:
+    """A directory only this user can enter, for connection and result files."""
+    path = Path(tempfile.gettempdir()) / f"snaprepl-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    info = path.stat()
+    if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        raise SnapreplError(f"{path} is not private to this user", "remove it; snaprepl recreates it")
+    now = time.time()
+    for old in path.iterdir():  # files of jobs killed before they could clean up
+        if now - old.stat().st_mtime > STALE_FILE_SECONDS:
+            old.unlink(missing_ok=True)
+    return path
+
+
+def ensure_spark_connection(settings: Settings) -> str:
+    """The Spark connection's id; when it is not defined, define it in this process as
+    ``settings.spark_master`` (local mode by default)."""
+    try:
+        get_connection(settings.spark_conn_id)
+    except ConnectionNotFound:
+        env = f"AIRFLOW_CONN_{settings.spark_conn_id.upper().replace('.', '_').replace('-', '_')}"
+        os.environ[env] = json.dumps({"conn_type": "spark", "host": settings.spark_master})
+    return settings.spark_conn_id
+
+
+def spark_binary() -> str:
+    """spark-submit of the Python environment snaprepl runs in (pyspark ships it)."""
+    beside = Path(sys.executable).with_name("spark-submit")
+    return str(beside) if beside.exists() else "spark-submit"
+
+
+def _spark_home() -> str:
+    import pyspark
+
+    return str(Path(pyspark.__file__).resolve().parent)
+
+
+@dataclass
+class Submission:
+    """Everything a spark-submit of one job needs; the keyword arguments of SparkSubmitHook/Operator."""
+
+    application: str
+    application_args: list[str]
+    conf: dict[str, str]
+    jars: str
+    driver_class_path: str
+    env_vars: dict[str, str]
+    name: str
+    conn_id: str
+    driver_memory: str
+    connections_file: Path
+    result_file: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def hook_kwargs(self) -> dict[str, Any]:
+        return {
+            "conf": self.conf,
+            "conn_id": self.conn_id,
+            "jars": self.jars,
+            "driver_class_path": self.driver_class_path,
+            "name": self.name,
+            "application_args": self.application_args,
+            "env_vars": self.env_vars,
+            "spark_binary": spark_binary(),
+            "driver_memory": self.driver_memory,
+        }
+
+    def read_result(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.result_file.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def cleanup(self) -> None:
+        self.connections_file.unlink(missing_ok=True)
+        self.result_file.unlink(missing_ok=True)
+
+
+def prepare(
+    *,
+    job: str,
+    module_file: Path,
+    args: Sequence[str],
+    connections: Iterable[ConnectionInfo],
+    settings: Settings,
+    run_id: str,
+    name: str,
+) -> Submission:
+    """Write the connections file and assemble the spark-submit of ``job``."""
+    directory = private_dir()
+    unique = {c.conn_id: c for c in connections}
+    connections_file = write_connections_file(unique.values(), str(directory))
+    result_file = directory / f"result-{run_id}.json"
+    jars = [str(j) for j in jdbc_jars()]
+    env = {
+        "SPARK_HOME": _spark_home(),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        CONNECTIONS_FILE_ENV: str(connections_file),
+        RESULT_FILE_ENV: str(result_file),
+    }
+    return Submission(
+        application=job_application(job, module_file),
+        application_args=list(args),
+        conf=dict(SPARK_CONF),
+        jars=",".join(jars),
+        # The driver's own class loader must see the drivers too (DriverManager ignores --jars there).
+        driver_class_path=":".join(jars),
+        env_vars=env,
+        name=name,
+        conn_id=ensure_spark_connection(settings),
+        driver_memory=settings.spark_driver_memory,
+        connections_file=connections_file,
+        result_file=result_file,
+    )
+
+
+def error_from_result(result: dict[str, Any] | None, failure: BaseException | None) -> SnapreplError:
+    """The error a job reported, as the snaprepl exception it was; or why the job gave no report."""
+    if result and not result.get("ok") and result.get("error"):
+        error = result["error"]
+        cls = getattr(errors, str(error.get("type")), None)
+        if not (isinstance(cls, type) and issubclass(cls, SnapreplError)):
+            cls = RefreshFailed
+        return cls(error.get("message") or "the job failed", error.get("hint"))
+    detail = (str(failure).strip().splitlines() or [""])[0] if failure else "it gave no result"
+    return RefreshFailed(
+        f"the Spark job ended without a result: {detail}",
+        "see the spark-submit output above (snaprepl -v) or the task log",
+    )
+
+
+def run_submission(submission: Submission, *, verbose: bool = False) -> dict[str, Any]:
+    """Run a prepared submission with the Spark provider's hook; return the job's result.
+
+    :raises SnapreplError: the job's own error, or why it gave none.
+    """
+    import logging
+
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    hook = SparkSubmitHook(**submission.hook_kwargs())
+    if not verbose:
+        hook.log.setLevel(logging.WARNING)
+    failure: BaseException | None = None
+    try:
+        hook.submit(submission.application)
+    except Exception as err:  # the hook raises AirflowException on a non-zero exit
+        failure = err
+    result = submission.read_result()
+    if failure is not None or not result or not result.get("ok"):
+        raise error_from_result(result, failure)
+    return result
