@@ -136,6 +136,30 @@ def real_db(request: pytest.FixtureRequest) -> RealDatabase:
     return request.getfixturevalue({"postgres": "pg_db", "mysql": "mysql_db", "sqlite": "sqlite_db"}[request.param])
 
 
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """One SparkSession (local mode, the JDBC jars on its class path) for every Spark test."""
+    from snaprepl.jars import jdbc_jars
+    from snaprepl.spark.session import build_session
+
+    jars = [str(j) for j in jdbc_jars()]
+    session = build_session(
+        "snaprepl-tests",
+        "local[2]",
+        {"spark.jars": ",".join(jars), "spark.driver.extraClassPath": ":".join(jars), "spark.ui.enabled": "false"},
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def refresher(spark: object) -> object:
+    """Runs refreshes in this process's SparkSession: the job's own run(), without spark-submit."""
+    from snaprepl.refresh.runner import run_refresh
+
+    return lambda request, catalog, settings: run_refresh(spark, request, catalog=catalog)
+
+
 @pytest.fixture
 def unique_name() -> str:
     return f"t_{uuid.uuid4().hex[:10]}"

@@ -82,11 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
         return 1
     except Exception as err:
+        from snaprepl.refresh.failures import root_cause
+
         traceback.print_exc()
-        text = (str(err).strip().splitlines() or [""])[0]
-        _write_result(
-            {"ok": False, "error": {"type": "RefreshFailed", "message": f"{type(err).__name__}: {text}", "hint": None}}
-        )
+        _write_result({"ok": False, "error": {"type": "RefreshFailed", "message": root_cause(err), "hint": None}})
         return 1
     finally:
         if spark is not None:

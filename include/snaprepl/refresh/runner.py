@@ -6,9 +6,10 @@ import time
 from typing import Any
 
 from snaprepl.catalog.store import Catalog, utcnow
-from snaprepl.errors import CompleteRefreshRequired, SnapshotNotFound
+from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.failures import root_cause
 from snaprepl.refresh.incremental import refresh_incremental
 from snaprepl.refresh.lock import RefreshLock
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
@@ -43,14 +44,24 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             else:
                 outcome = refresh_complete(spark, catalog, request, ends)
         except BaseException as err:
+            failure = (
+                err
+                if isinstance(err, SnapreplError) or not isinstance(err, Exception)
+                else RefreshFailed(
+                    f"refresh of {snapshot.sn_name} failed: {root_cause(err)}",
+                    "the destination keeps its last consistent content; fix the cause and refresh again",
+                )
+            )
             catalog.update_snapshot(
                 snapshot.sn_name,
                 sn_last_status="failed",
-                sn_last_error=(str(err) or type(err).__name__)[:4000],
+                sn_last_error=(str(failure) or type(failure).__name__)[:4000],
                 sn_last_refresh_at=utcnow(),
                 sn_last_duration_s=time.monotonic() - started,
             )
-            raise
+            if failure is err:
+                raise
+            raise failure from err
         finally:
             ends.dispose()
         catalog.update_snapshot(

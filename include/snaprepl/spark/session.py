@@ -12,6 +12,8 @@ SPARK_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "50000",
     "spark.ui.showConsoleProgress": "false",
     "spark.log.level": "WARN",
+    # Refresh data is changes or one table; AQE coalesces further. 200 shuffle tasks only cost time.
+    "spark.sql.shuffle.partitions": "8",
     # Partitions append to staging tables; a retried task would append twice. A failed refresh is
     # rerun whole instead, from a fresh staging table.
     "spark.task.maxFailures": "1",
