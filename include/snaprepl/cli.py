@@ -93,8 +93,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         from snaprepl.statements.executor import run_script
 
-        if args.verbose:
-            os.environ["SNAPREPL_VERBOSE"] = "1"
+        # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
+        os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if args.verbose else "WARNING"
 
         for result in run_script(_read_statements(args)):
             if result is not None:

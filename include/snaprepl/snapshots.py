@@ -63,16 +63,10 @@ def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings
         name=f"snaprepl-refresh-{request.run_id[:8]}",
     )
     try:
-        result = run_submission(submission, verbose=_verbose())
+        result = run_submission(submission)
     finally:
         submission.cleanup()
     return RefreshOutcome.from_dict(result["outcome"])
-
-
-def _verbose() -> bool:
-    import os
-
-    return bool(os.environ.get("SNAPREPL_VERBOSE"))
 
 
 def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:

@@ -171,18 +171,16 @@ def error_from_result(result: dict[str, Any] | None, failure: BaseException | No
     )
 
 
-def run_submission(submission: Submission, *, verbose: bool = False) -> dict[str, Any]:
+def run_submission(submission: Submission) -> dict[str, Any]:
     """Run a prepared submission with the Spark provider's hook; return the job's result.
+
+    The hook logs the job's output at INFO (Airflow's logging level decides whether it shows).
 
     :raises SnapreplError: the job's own error, or why it gave none.
     """
-    import logging
-
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
     hook = SparkSubmitHook(**submission.hook_kwargs())
-    if not verbose:
-        hook.log.setLevel(logging.WARNING)
     failure: BaseException | None = None
     try:
         hook.submit(submission.application)

@@ -1,0 +1,154 @@
+"""Refreshes as users and Airflow run them: spark-submit of spark_jobs/refresh_snapshot.py."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.databases import PG_ADMIN, RealDatabase
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SECRET = "s3cret-Pa55word"
+
+
+def snaprepl(*args: str, env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snaprepl", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def secret_pg(pg_db: RealDatabase) -> str:
+    """A connection to the test PostgreSQL database that carries a password (trust auth ignores it)."""
+    conn_id = "test_pg_secret"
+    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = (
+        f"postgresql://{PG_ADMIN['user']}:{SECRET}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{pg_db.name}"
+    )
+    return conn_id
+
+
+def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
+    pg_db, mysql_db, secret_pg, catalog, unique_name, tmp_path: Path
+) -> None:
+    src = f"{unique_name}_s"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v text)", f"INSERT INTO {src} VALUES (1, 'a'), (2, 'b')")
+    own_tmp = {"TMPDIR": str(tmp_path)}  # connection files go to $TMPDIR/snaprepl-<uid>/
+    dest = f"{unique_name}@{mysql_db.conn_id}"
+    created = snaprepl(
+        "sql",
+        "-v",
+        f"CREATE SNAPSHOT LOG FOR {src}@{secret_pg}; CREATE SNAPSHOT {dest} FROM {src}@{secret_pg}",
+        env=own_tmp,
+    )
+    assert created.returncode == 0, created.stderr[-3000:]
+    assert f"incremental snapshot {mysql_db.name}.{dest} created and filled: 2 rows" in created.stdout
+    assert "Spark-Submit cmd" in created.stdout + created.stderr, "verbose mode shows the spark-submit command"
+    pg_db.run(
+        f"UPDATE {src} SET v = 'changed' WHERE id = 1",
+        f"DELETE FROM {src} WHERE id = 2",
+        f"INSERT INTO {src} VALUES (3, 'c')",
+    )
+    updated = snaprepl("sql", "-v", f"UPDATE SNAPSHOT {dest}", env=own_tmp)
+    assert updated.returncode == 0, updated.stderr[-3000:]
+    assert "incremental refresh applied 2 upserts and 1 deletes" in updated.stdout
+    assert sorted(mysql_db.rows(f"SELECT id, v FROM {unique_name}")) == [(1, "changed"), (3, "c")]
+    for output in (created, updated):
+        assert SECRET not in output.stdout + output.stderr
+    private = tmp_path / f"snaprepl-{os.getuid()}"
+    assert private.is_dir() and list(private.iterdir()) == [], "connection and result files are deleted when jobs end"
+
+
+def test_job_errors_reach_the_command_line_as_one_line(pg_db, catalog, unique_name) -> None:
+    src = f"{unique_name}_s"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} VALUES (1)")
+    query = f"SELECT id, 10 / id AS x FROM {src}@{pg_db.conn_id}"
+    assert snaprepl("sql", f"CREATE NONINCREMENTAL SNAPSHOT {unique_name}@{pg_db.conn_id} AS '{query}'").returncode == 0
+    pg_db.run(f"INSERT INTO {src} VALUES (0)")
+    failed = snaprepl("sql", f"UPDATE SNAPSHOT {unique_name}@{pg_db.conn_id}")
+    assert failed.returncode == 1
+    lines = failed.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("snaprepl: error: ") and "division by zero" in lines[0], (
+        failed.stderr
+    )
+
+
+def _change_randomly(db: RealDatabase, table: str, rng: random.Random, next_id: list[int]) -> None:
+    statements = []
+    for _ in range(rng.randint(5, 40)):
+        kind = rng.choice(["insert", "insert", "update", "delete", "move"])
+        key = rng.randint(1, next_id[0])
+        if kind == "insert":
+            next_id[0] += 1
+            statements.append(
+                f"INSERT INTO {table} VALUES ({next_id[0]}, {rng.randint(0, 999)}) ON CONFLICT DO NOTHING"
+            )
+        elif kind == "update":
+            statements.append(f"UPDATE {table} SET v = v + 1 WHERE id = {key}")
+        elif kind == "delete":
+            statements.append(f"DELETE FROM {table} WHERE id = {key}")
+        else:
+            next_id[0] += 1
+            statements.append(f"UPDATE {table} SET id = {next_id[0]} WHERE id = {key}")
+    db.transaction(*statements)
+
+
+@pytest.mark.parametrize("dest_fixture", ["mysql_db", "pg_db"])
+def test_a_refresh_killed_at_random_moments_converges(request, dest_fixture, pg_db, catalog, unique_name) -> None:
+    dest: RealDatabase = request.getfixturevalue(dest_fixture)
+    src = f"{unique_name}_s"
+    pg_db.run(
+        f"CREATE TABLE {src} (id int PRIMARY KEY, v int)",
+        f"INSERT INTO {src} SELECT g, g FROM generate_series(1, 20000) g",
+    )
+    snapshot = f"{unique_name}@{dest.conn_id}"
+    ready = snaprepl(
+        "sql", f"CREATE SNAPSHOT LOG FOR {src}@{pg_db.conn_id}; CREATE SNAPSHOT {snapshot} FROM {src}@{pg_db.conn_id}"
+    )
+    assert ready.returncode == 0, ready.stderr[-3000:]
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    next_id = [20000]
+    statements = [f"UPDATE SNAPSHOT {snapshot}", f"UPDATE SNAPSHOT {snapshot} AS NONINCREMENTAL"]
+    for attempt, statement in enumerate(rng.sample(statements, len(statements))):
+        _change_randomly(pg_db, src, rng, next_id)
+        delay = rng.uniform(2.0, 11.0)
+        victim = subprocess.Popen(
+            [sys.executable, "-m", "snaprepl", "sql", statement],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(victim.pid, signal.SIGKILL)  # the CLI, spark-submit, its JVM and the Python driver
+        victim.wait()
+        _change_randomly(pg_db, src, rng, next_id)
+        again = snaprepl("sql", statement)
+        assert again.returncode == 0, (
+            f"seed {seed}, attempt {attempt}, killed after {delay:.1f}s: {again.stderr[-2000:]}"
+        )
+        expected = pg_db.rows(f"SELECT id, v FROM {src} ORDER BY id")
+        assert dest.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == expected, (
+            f"seed {seed}, attempt {attempt}: killed after {delay:.1f}s"
+        )
+    leftovers = [t for t in _dest_tables(dest) if t.startswith("snaprepl_")]
+    assert leftovers == [], "staging tables of killed runs are cleaned up by the next run"
+
+
+def _dest_tables(db: RealDatabase) -> list[str]:
+    if db.dialect == "postgres":
+        return [r[0] for r in db.rows("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+    return [r[0] for r in db.rows("SHOW TABLES")]
