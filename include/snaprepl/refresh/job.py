@@ -75,7 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark = build_session(f"snaprepl-refresh-{args.snapshot}")
         outcome = run(spark, request, catalog)
         _write_result({"ok": True, "outcome": outcome.to_dict()})
-        print(outcome, flush=True)
         return 0
     except SnapreplError as err:
         _write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})

@@ -1,0 +1,165 @@
+"""End to end under a real Airflow 3 scheduler: a generated refresh DAG runs with the LocalExecutor.
+
+``airflow dags test`` runs tasks in-process with the metadata database in reach; a scheduler runs
+them in supervised processes that cannot see it, so only a real deployment proves that DAG parsing
+and the refresh task find the catalog through the ``snaprepl_catalog`` connection, that spark-submit
+runs from a task, and that no credential reaches the logs.
+
+One deployment serves the module (see tests/support/airflow_cluster.py): the source is a PostgreSQL
+table whose connection has a password, the destination a SQLite table, the catalog the cluster's
+SQLite metadata database.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from snaprepl.airflow.naming import snapshot_dag_id
+from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url
+from snaprepl.spark.submit import private_dir
+from tests.support.airflow_cluster import AirflowCluster
+from tests.support.databases import PG_ADMIN, RealDatabase
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+#: The source connection's password. PostgreSQL trusts local connections, so any password works;
+#: it must never appear in a log.
+PASSWORD = f"Pw-{uuid.uuid4().hex}"
+SRC, DST = "sched_src", "sched_dst"
+
+
+@dataclass
+class Deployment:
+    cluster: AirflowCluster
+    catalog: Catalog
+    source: RealDatabase
+    dest: RealDatabase
+    table: str
+    dest_table: str
+    snapshot: str
+    dag_id: str
+
+    def source_rows(self) -> list[tuple]:
+        return self.source.rows(f"SELECT id, name, qty FROM {self.source.q(self.table)} ORDER BY id")
+
+    def dest_rows(self) -> list[tuple]:
+        return self.dest.rows(f"SELECT id, name, qty FROM {self.dest.q(self.dest_table)} ORDER BY id")
+
+    def record(self) -> SnapshotRecord:
+        record = self.catalog.snapshot(self.snapshot)
+        assert record is not None, f"snapshot {self.snapshot} is gone from the catalog"
+        return record
+
+    def run_dag(self, conf: dict | None = None) -> str:
+        run_id = self.cluster.trigger(self.dag_id, conf)
+        self.cluster.wait_for_run(self.dag_id, run_id, timeout=240)
+        return run_id
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase
+) -> Iterator[Deployment]:
+    table = f"t_{uuid.uuid4().hex[:10]}"
+    dest_table = f"{table}_copy"
+    pg_db.run(
+        f"CREATE TABLE {pg_db.q(table)} (id int PRIMARY KEY, name varchar(40), qty int)",
+        f"INSERT INTO {pg_db.q(table)} VALUES (1, 'one', 10), (2, 'two', 20), (3, 'three', 30), (4, NULL, 40)",
+    )
+    cluster = AirflowCluster(
+        tmp_path_factory.mktemp("airflow-cluster"),
+        env={
+            f"AIRFLOW_CONN_{SRC.upper()}": (
+                f"postgresql://{PG_ADMIN['user']}:{PASSWORD}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{pg_db.name}"
+            ),
+            f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{sqlite_db.name}",
+        },
+    )
+    catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
+
+    def create_snapshot() -> None:
+        # -v: Spark's output is printed too, so the password check below covers it.
+        statements = f"CREATE SNAPSHOT LOG FOR {table}@{SRC}; CREATE SNAPSHOT {dest_table}@{DST} FROM {table}@{SRC}"
+        created = cluster.run([sys.executable, "-m", "snaprepl", "sql", "-v", statements])
+        assert created.returncode == 0, f"snaprepl sql failed:\n{created.stdout[-3000:]}\n{created.stderr[-3000:]}"
+        assert PASSWORD not in created.stdout + created.stderr, "the CLI printed the source's password"
+
+    try:
+        # The catalog is the cluster's metadata database: create the snapshot while the api-server boots.
+        cluster.start(while_booting=create_snapshot)
+        (record,) = catalog.snapshots_named(DST, dest_table)
+        assert record.sn_last_status == "succeeded" and record.sn_last_refresh_kind == "complete"
+        deployed = Deployment(
+            cluster, catalog, pg_db, sqlite_db, table, dest_table, record.sn_name, snapshot_dag_id(record.sn_name)
+        )
+        assert deployed.dest_rows() == deployed.source_rows()
+        cluster.wait_for_dag(deployed.dag_id)
+        yield deployed
+    finally:
+        catalog.dispose()
+        cluster.stop()
+
+
+def test_the_scheduler_refreshes_incrementally_and_logs_no_secret(deployment: Deployment) -> None:
+    d = deployment
+    src = d.source.q(d.table)
+    d.source.run(
+        f"INSERT INTO {src} VALUES (5, 'five', 50)",
+        f"UPDATE {src} SET name = 'TWO', qty = 22 WHERE id = 2",
+        f"UPDATE {src} SET name = 'four' WHERE id = 4",
+        f"DELETE FROM {src} WHERE id = 3",
+    )
+    assert d.dest_rows() != d.source_rows()
+
+    run_id = d.run_dag()
+
+    assert d.dest_rows() == d.source_rows() == [(1, "one", 10), (2, "TWO", 22), (4, "four", 40), (5, "five", 50)]
+    record = d.record()
+    assert (record.sn_last_status, record.sn_last_refresh_kind) == ("succeeded", "incremental"), record
+    assert (record.sn_last_rows_upserted, record.sn_last_rows_deleted) == (3, 1), record
+
+    task_log = d.cluster.task_log(d.dag_id, run_id)
+    assert "Spark-Submit cmd:" in task_log, "the spark-submit command line should be in the task log at INFO"
+    assert "***" not in _spark_submit_lines(task_log), "a secret had to be masked on the spark-submit command line"
+    leaks = [p for p in _files(d.cluster.home / "logs") + _files(d.cluster.process_logs) if _holds(p, PASSWORD)]
+    assert not leaks, f"the source's password is in {leaks}"
+    # The task handed the credentials to spark-submit in a file, and deleted it when the job ended.
+    kept = [p for p in _files(private_dir()) if _holds(p, PASSWORD)]
+    assert not kept, f"the source's password is still in {kept}"
+
+
+def test_a_run_with_mode_nonincremental_refreshes_completely(deployment: Deployment) -> None:
+    d = deployment
+    # A row only the destination has: an incremental refresh leaves it, a complete one removes it.
+    d.dest.run(f"INSERT INTO {d.dest.q(d.dest_table)} VALUES (99, 'stray', 0)")
+    d.source.run(f"UPDATE {d.source.q(d.table)} SET qty = qty + 1 WHERE id = 1")
+    before = d.record().sn_last_refresh_at
+
+    d.run_dag({"mode": "nonincremental"})
+
+    record = d.record()
+    assert (record.sn_last_status, record.sn_last_refresh_kind) == ("succeeded", "complete"), record
+    assert before is not None and record.sn_last_refresh_at > before
+    assert record.sn_last_rows_copied == len(d.source_rows())
+    assert d.dest_rows() == d.source_rows()
+
+
+def _spark_submit_lines(task_log: str) -> str:
+    return "\n".join(line for line in task_log.splitlines() if "Spark-Submit cmd:" in line)
+
+
+def _files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()]
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return text in path.read_text("utf-8", "replace")
+    except FileNotFoundError:  # another test's job file, deleted meanwhile
+        return False
