@@ -34,6 +34,8 @@ class Settings:
     :param log_purge_schedule: schedule of the DAG that purges snapshot logs.
     :param refresh_commit_rows: rows applied per destination commit (commits never split a SNAPTIME group).
     :param spark_driver_memory: ``--driver-memory`` of refresh jobs.
+    :param spark_ui: start the Spark web UI for refresh jobs (off: it costs startup time, and jobs are
+        short; turn it on to watch long complete refreshes).
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -45,6 +47,7 @@ class Settings:
     log_purge_schedule: str = "0 * * * *"
     refresh_commit_rows: int = 50_000
     spark_driver_memory: str = "1g"
+    spark_ui: str = "false"
 
     def __post_init__(self) -> None:
         validate_conn_id(self.catalog_conn_id)

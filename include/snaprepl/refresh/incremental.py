@@ -106,6 +106,12 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
             pending = pending.withColumn(column.name, spark_null(column, ends))
     staged = T.to_staging(T.assign_batches(pending, request.commit_rows), key, [c.name for c in data_columns])
 
+    if pending.isEmpty():  # cheap on the cached changes; spares the staging table's round trips
+        changes.unpersist()
+        return RefreshOutcome(
+            snapshot=name, kind=INCREMENTAL, last_ts=snapshot.sn_last_ts, duration_s=time.monotonic() - started
+        )
+
     # ---- 4: stage, then apply batch by batch
     schema = snapshot.sn_dest_schema
     stage = ends.staging_name("inc")
@@ -120,7 +126,8 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         session.execute(dest.drop_table_sql(schema, stage))
         session.execute(dest.create_table_sql(schema, stage, stage_columns, []))
     try:
-        ends.dest_io.write(staged, schema, stage, stage_columns)
+        # Changes are few next to a table: JDBC batches beat starting Python workers for COPY.
+        ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
         changes.unpersist()
         upserted, deleted, batches, last_ts = _apply(catalog, ends, stage, key, [c.name for c in data_columns])
     finally:

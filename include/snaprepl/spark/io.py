@@ -150,10 +150,16 @@ class SparkJdbc:
             out.append(value.alias(column.name))
         return frame.select(*out)
 
-    def write(self, frame: Any, schema: str, table: str, columns: Sequence[Column]) -> int | None:
-        """Append ``frame`` to ``schema.table`` (which exists); return the rows written, if known."""
+    def write(
+        self, frame: Any, schema: str, table: str, columns: Sequence[Column], *, bulk: bool = True
+    ) -> int | None:
+        """Append ``frame`` to ``schema.table`` (which exists); return the rows written, if known.
+
+        :param bulk: a large load (PostgreSQL then uses COPY, whose Python workers cost a second or two
+            to start, repaid from about a hundred thousand rows).
+        """
         conformed = self.conform(frame, columns)
-        if self.dialect.name == "postgres" and self.conn.conn_type != "jdbc":
+        if bulk and self.dialect.name == "postgres" and self.conn.conn_type != "jdbc":
             return self._copy(conformed, schema, table, columns)
         if self.dialect.name == "sqlite":
             conformed = conformed.coalesce(1)  # one writer: SQLite serializes them anyway
