@@ -150,9 +150,7 @@ class SparkJdbc:
             out.append(value.alias(column.name))
         return frame.select(*out)
 
-    def write(
-        self, frame: Any, schema: str, table: str, columns: Sequence[Column], *, bulk: bool = True
-    ) -> int | None:
+    def write(self, frame: Any, schema: str, table: str, columns: Sequence[Column], *, bulk: bool = True) -> int | None:
         """Append ``frame`` to ``schema.table`` (which exists); return the rows written, if known.
 
         :param bulk: a large load (PostgreSQL then uses COPY, whose Python workers cost a second or two
