@@ -12,6 +12,7 @@ snapshot log created for public.orders@src: table RLOG_orders, triggers public_o
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from snaprepl import snapshot_logs, snapshots
@@ -171,6 +172,171 @@ def repl_purge_rplogs(
     return snapshots.purge_replay_logs(catalog=_catalog(catalog), settings=_settings(settings))
 
 
+# ---------------------------------------------------------------------- bi-directional replication
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """Outcomes of the steps of a sync job."""
+
+    what: str
+    outcomes: list[Any]
+    notified: int = 0
+
+    def __str__(self) -> str:
+        lines = [f"{self.what}:"] + [f"  {o}" for o in self.outcomes]
+        if self.notified:
+            lines.append(f"  {self.notified} conflicts notified")
+        return "\n".join(lines) if self.outcomes else f"{self.what}: nothing to do"
+
+
+def _syncer(syncer: Any) -> Any:
+    from snaprepl.bidir.submit import submit_sync
+
+    return syncer or submit_sync
+
+
+def _item_ref(item: str) -> Any:
+    return parse_table_ref(item)
+
+
+def repl_snp_server(
+    dsn: str, user: str | None = None, password: str | None = None, *, catalog: Catalog | None = None
+) -> str:
+    """``REPL_SNP_SERVER(conn_id)``: register a replication server; return its unique replication name.
+
+    :param dsn: the Airflow connection id of the server. Credentials belong to that connection: the
+        seed's user and password arguments are refused rather than written into a statement.
+    """
+    from snaprepl.bidir.servers import register_server
+    from snaprepl.errors import InvalidArgument
+
+    if user is not None or password is not None:
+        raise InvalidArgument(
+            "REPL_SNP_SERVER takes an Airflow connection id; credentials stay in the connection",
+            f"define connection '{dsn}' with its login and password and call REPL_SNP_SERVER('{dsn}')",
+        )
+    return register_server(dsn, catalog=_catalog(catalog))
+
+
+def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
+    """``REPL_SERVER_NAME(conn_id)``: the replication name of a registered server."""
+    from snaprepl.bidir.servers import server_name
+
+    return server_name(dsn, catalog=_catalog(catalog))
+
+
+def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers)."""
+    from snaprepl.bidir.publications import create_publication
+
+    return create_publication(_item_ref(item), type, catalog=_catalog(catalog))
+
+
+def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_DROP_SNAPSHOT_PUB(item, 2)``: drop a publication with its subscriptions and resolvers."""
+    from snaprepl.bidir.publications import drop_publication
+
+    return drop_publication(_item_ref(item), type, catalog=_catalog(catalog))
+
+
+def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_CREATE_SNAPSHOT_SUB(server, item, 2)``: create the replica on a registered server."""
+    from snaprepl.bidir.publications import create_subscription
+
+    return create_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
+
+
+def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_DROP_SNAPSHOT_SUB(server, item, 2)``: drop a subscription and its replica."""
+    from snaprepl.bidir.publications import drop_subscription
+
+    return drop_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
+
+
+def repl_init_snapshot(
+    server: str,
+    item: str,
+    type: int,
+    rows_per_commit: int = 100,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    syncer: Any = None,
+) -> SyncResult:
+    """``REPL_INIT_SNAPSHOT(server, item, 2[, rows_per_commit])``: load the publisher's rows into the
+    replica, committing every ``rows_per_commit`` rows (default 100, as the seed)."""
+    from snaprepl.bidir.publications import check_type, find_publication
+
+    check_type(type)
+    catalog = _catalog(catalog)
+    publication, _ = find_publication(catalog, _item_ref(item))
+    outcomes = _syncer(syncer)(
+        "init", publication.sp_item, str(server), int(rows_per_commit), catalog, _settings(settings)
+    )
+    return SyncResult(f"REPL_INIT_SNAPSHOT {publication.sp_item} on {server}", outcomes)
+
+
+def repl_update_snapshot(
+    item: str,
+    type: int,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    syncer: Any = None,
+) -> SyncResult:
+    """``REPL_UPDATE_SNAPSHOT(item, 2)``: pull every subscriber's changes into the publisher (with
+    conflict resolution), then push the publisher's log to every subscriber but each change's origin."""
+    from snaprepl.bidir.notify import notify_conflicts
+    from snaprepl.bidir.publications import check_type, find_publication
+
+    check_type(type)
+    catalog, settings = _catalog(catalog), _settings(settings)
+    publication, _ = find_publication(catalog, _item_ref(item))
+    outcomes = _syncer(syncer)("sync", publication.sp_item, None, 100, catalog, settings)
+    notified = notify_conflicts(catalog, settings)
+    return SyncResult(f"REPL_UPDATE_SNAPSHOT {publication.sp_item}", outcomes, notified)
+
+
+def repl_add_snapshot_cr(
+    table: str,
+    suffix: str,
+    type: str,
+    order: int,
+    klass: str,
+    column: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+) -> Any:
+    """``REPL_ADD_SNAPSHOT_CR(table, suffix, type, order, class[, column])``: add a conflict resolver.
+
+    :param klass: ``min``, ``max``, ``ave`` (with ``column``), ``pub_wins``, ``sub_wins``, or the import
+        path ``package.module:function`` of a resolver of your own.
+    """
+    from snaprepl.bidir.publications import add_resolver
+
+    return add_resolver(_item_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
+
+
+def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
+    """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
+    from snaprepl.bidir.publications import find_publication
+    from snaprepl.snapshots import validate_schedule
+
+    catalog = _catalog(catalog)
+    publication, _ = find_publication(catalog, _item_ref(item))
+    value = validate_schedule(schedule)
+    catalog.update_publication(publication.sp_item, sp_schedule=value)
+    return f"publication {publication.sp_item}: schedule {value or 'none (manual syncs only)'}"
+
+
+def repl_purge_urplogs(*, catalog: Catalog | None = None, settings: Settings | None = None) -> str:
+    """``REPL_PURGE_URPLOGS()``: purge update replay logs per publication, subscriber and direction."""
+    from snaprepl.bidir.purge import purge_urplogs
+
+    return str(purge_urplogs(catalog=_catalog(catalog), settings=_settings(settings)))
+
+
 #: Functions callable from statements, by lower-case name.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     f.__name__: f
@@ -185,5 +351,16 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_drop_snapshot,
         repl_set_snapshot_schedule,
         repl_purge_rplogs,
+        repl_snp_server,
+        repl_server_name,
+        repl_create_snapshot_pub,
+        repl_drop_snapshot_pub,
+        repl_create_snapshot_sub,
+        repl_drop_snapshot_sub,
+        repl_init_snapshot,
+        repl_update_snapshot,
+        repl_add_snapshot_cr,
+        repl_set_publication_schedule,
+        repl_purge_urplogs,
     )
 }

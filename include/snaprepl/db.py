@@ -20,9 +20,10 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from snaprepl.connections import ConnectionInfo, get_connection
-from snaprepl.dialects import Dialect
-from snaprepl.errors import DatabaseUnreachable
+from snaprepl.dialects import Dialect, TableInfo
+from snaprepl.errors import DatabaseUnreachable, InvalidName
 from snaprepl.jars import jdbc_jars
+from snaprepl.names import TableRef
 
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
@@ -214,6 +215,24 @@ class Database:
             raise
         finally:
             raw.close()
+
+    def describe(self, session: Session, ref: TableRef) -> TableInfo:
+        """Resolve and describe the table ``ref`` names; a three-part name's qualifier must be this
+        database's name or the connection's ``qualifier`` extra.
+
+        :raises InvalidName: the qualifier names another database.
+        :raises TableNotFound: no such table.
+        """
+        if ref.qualifier is not None:
+            wanted = self.dialect.fold(ref.qualifier)
+            names = {self.dialect.database_name(session), str(self.conn.extra.get("qualifier") or "")}
+            if not any(n and (n.lower() == wanted.lower()) for n in names):
+                raise InvalidName(
+                    f"{ref} names database {wanted!r}, but connection '{self.conn.conn_id}' is to "
+                    f"{self.dialect.database_name(session)!r}",
+                    'drop the qualifier, or set the connection\'s extra {"qualifier": "' + wanted + '"}',
+                )
+        return self.dialect.describe(session, ref.schema, ref.table, ref.conn_id)
 
     def dispose(self) -> None:
         with self._lock:

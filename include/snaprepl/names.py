@@ -53,19 +53,22 @@ class TableRef:
     :param schema: the schema (database on MariaDB/MySQL), or ``None`` for the connection's default.
     :param conn_id: the Airflow connection id; ``snaprepl_default`` when not written.
     :param explicit_conn: whether ``@conn_id`` was written.
+    :param qualifier: the first part of a three-part name (Virtuoso's qualifier): the connection's
+        database, checked when the table is resolved.
     """
 
     table: Ident
     schema: Ident | None = None
     conn_id: str = DEFAULT_CONN_ID
     explicit_conn: bool = False
+    qualifier: Ident | None = None
 
     def __post_init__(self) -> None:
         validate_conn_id(self.conn_id)
 
     def __str__(self) -> str:
-        name = f"{self.schema}.{self.table}" if self.schema else str(self.table)
-        return f"{name}@{self.conn_id}"
+        parts = [p for p in (self.qualifier, self.schema, self.table) if p is not None]
+        return ".".join(str(p) for p in parts) + f"@{self.conn_id}"
 
 
 @dataclass(frozen=True)

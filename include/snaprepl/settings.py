@@ -36,6 +36,10 @@ class Settings:
     :param spark_driver_memory: ``--driver-memory`` of refresh jobs.
     :param spark_ui: start the Spark web UI for refresh jobs (off: it costs startup time, and jobs are
         short; turn it on to watch long complete refreshes).
+    :param conflict_notifier: ``log``, ``email``, or ``package.module:Class`` of an Airflow notifier.
+    :param conflict_email_to: comma-separated addresses for ``conflict_notifier = email``.
+    :param smtp_conn_id: SMTP connection of the e-mail notifier.
+    :param urplog_purge_schedule: schedule of the DAG that purges the update replay logs.
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -48,6 +52,10 @@ class Settings:
     refresh_commit_rows: int = 50_000
     spark_driver_memory: str = "1g"
     spark_ui: str = "false"
+    conflict_notifier: str = "log"
+    conflict_email_to: str = ""
+    smtp_conn_id: str = "smtp_default"
+    urplog_purge_schedule: str = "*/30 * * * *"
 
     def __post_init__(self) -> None:
         validate_conn_id(self.catalog_conn_id)

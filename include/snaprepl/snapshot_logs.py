@@ -76,6 +76,30 @@ class PurgeResult:
         return text
 
 
+BIDIR_KIND = "bidir"
+
+
+def _purge_bidir_log(record: LogRecord, *, catalog: Catalog, settings: Settings) -> PurgeResult:
+    from snaprepl.bidir.purge import publisher_log_cutoff
+
+    if catalog.publication(record.snl_source) is None:
+        return PurgeResult(record.snl_source, note="a subscriber's log: pulls consume it, nothing to purge")
+    cutoff, note = publisher_log_cutoff(catalog, record, timedelta(minutes=settings.snp_repl_tolerance_offset))
+    if cutoff is None:
+        return PurgeResult(record.snl_source, note=note)
+    database = executable_database(record.snl_conn)
+    dialect = database.dialect
+    catalog.record_log_purge(record.snl_source, cutoff)
+    q = dialect.quote
+    with database.session() as session:
+        deleted = session.execute(
+            f"DELETE FROM {dialect.qualified(record.snl_schema, record.snl_rlog)} "
+            f"WHERE {q(dialect.log_columns.snaptime)} < :cutoff AND {q('SYNC_ID')} = ''",
+            {"cutoff": dialect.snaptime_param(cutoff)},
+        )
+    return PurgeResult(record.snl_source, deleted=max(deleted, 0), cutoff=cutoff)
+
+
 def executable_database(conn_id: str) -> Database:
     """The database of ``conn_id``, if snaprepl runs its dialect for real."""
     database = Database.for_conn_id(conn_id)
@@ -141,7 +165,7 @@ def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
     database = executable_database(source.conn_id)
     dialect = database.dialect
     with database.session() as session:
-        info = dialect.describe(session, source.schema, source.table, source.conn_id)
+        info = database.describe(session, source)
         if not info.primary_key:
             raise NoPrimaryKey(
                 f"table {info.table} has no primary key, so its changes cannot be logged by key",
@@ -210,6 +234,11 @@ def drop_snapshot_log(source: TableRef, *, catalog: Catalog) -> DroppedLog:
     :raises SnapshotLogInUse: snapshots are refreshed from it.
     """
     record = find_log(catalog, source)
+    if record.snl_kind == BIDIR_KIND:
+        raise SnapshotLogInUse(
+            f"the log of {record.snl_source} belongs to bi-directional replication",
+            "drop the publication (REPL_DROP_SNAPSHOT_PUB) or subscription (REPL_DROP_SNAPSHOT_SUB) instead",
+        )
     dependents = [s.sn_name for s in catalog.snapshots_of_log(record.snl_source)]
     if dependents:
         raise SnapshotLogInUse(
@@ -243,6 +272,8 @@ def purge_snapshot_log(source: TableRef, *, catalog: Catalog, settings: Settings
 
 def purge_log(record: LogRecord, *, catalog: Catalog, settings: Settings, force: bool = False) -> PurgeResult:
     """Purge the snapshot log ``record`` (see :func:`purge_snapshot_log`)."""
+    if record.snl_kind == BIDIR_KIND:
+        return _purge_bidir_log(record, catalog=catalog, settings=settings)
     snapshots = [s for s in catalog.snapshots_of_log(record.snl_source) if s.incremental]
     if not snapshots and not force:
         return PurgeResult(record.snl_source, note="no snapshot refreshes from it (pull replication): nothing purged")

@@ -10,6 +10,7 @@ from typing import Any
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.errors import SnapreplError
+from snaprepl.refresh.lock import snapshot_lock_name
 from snaprepl.settings import Settings
 
 
@@ -56,6 +57,11 @@ def _pending(snapshot: SnapshotRecord, log: LogRecord | None) -> dict[str, Any]:
         return {"rows": None, "error": f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"}
 
 
+def _running(locks: dict[str, tuple[str, str, datetime]], name: str) -> dict[str, Any] | None:
+    held = locks.get(name)
+    return {"run_id": held[0], "holder": held[1], "heartbeat": _iso(held[2])} if held else None
+
+
 def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
     """The incremental snapshot the next purge of a log waits for: never refreshed, or the oldest."""
     live = [s for s in snapshots if s.incremental and s.sn_needs_complete is None]
@@ -77,6 +83,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
 
     catalog.ensure_ready()
     snapshots = catalog.snapshots()
+    locks = catalog.locks()
     log_records = {r.snl_source: r for r in catalog.logs()}
     logs = []
     for record in log_records.values():
@@ -118,7 +125,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
                 "rows_deleted": snapshot.sn_last_rows_deleted,
                 "duration_s": snapshot.sn_last_duration_s,
             },
-            "running": {"run_id": snapshot.sn_run_id, "holder": snapshot.sn_run_holder} if snapshot.sn_run_id else None,
+            "running": _running(locks, snapshot_lock_name(snapshot.sn_name)),
         }
         if probe and snapshot.incremental:
             entry["pending"] = _pending(snapshot, log_records.get(snapshot.sn_source_table or ""))

@@ -59,9 +59,6 @@ SYS_SNAPSHOT = Table(
     Column("SN_LAST_ROWS_DELETED", BigInteger),
     Column("SN_LAST_ROWS_COPIED", BigInteger),
     Column("SN_LAST_DURATION_S", Float),
-    Column("SN_RUN_ID", String(64), comment="refresh holding the snapshot's lock"),
-    Column("SN_RUN_HOLDER", String(255), comment="host:pid of that refresh"),
-    Column("SN_RUN_HEARTBEAT", DateTime, comment="last sign of life of that refresh"),
     UniqueConstraint("SN_DEST_CONN", "SN_DEST_SCHEMA", "SN_DEST_TABLE", name="uq_sys_snapshot_dest"),
 )
 
@@ -100,6 +97,7 @@ SYS_SNAPSHOT_PUB = Table(
     Column("SP_SERVER", IDENT, nullable=False, comment="replication name of the publisher"),
     Column("SP_SCHEDULE", String(100)),
     Column("SP_LAST_SYNC_AT", DateTime),
+    Column("SP_ROWS_PER_COMMIT", Integer, comment="rows per commit of syncs (never splitting a SNAPTIME group)"),
     Column("SP_LAST_STATUS", String(20)),
     Column("SP_LAST_ERROR", Text),
     Column("SP_CREATED_AT", DateTime, nullable=False),
@@ -117,6 +115,10 @@ SYS_SNAPSHOT_SUB = Table(
     Column("SS_TABLE", IDENT, comment="name of the replica on the subscriber"),
     Column("SS_INIT_STATE", String(20), comment="NULL, running or done (REPL_INIT_SNAPSHOT)"),
     Column("SS_INIT_BM", Text, comment="bookmark of an unfinished initial copy"),
+    Column("SS_LAST_PULL_AT", DateTime),
+    Column("SS_LAST_PUSH_AT", DateTime),
+    Column("SS_LAST_STATUS", String(20)),
+    Column("SS_LAST_ERROR", Text),
     Column("SS_CREATED_AT", DateTime, nullable=False),
 )
 
@@ -169,7 +171,17 @@ SYS_SNAPSHOT_CONFLICT = Table(
     Column("CF_LOSER", Text, comment="JSON of the losing row"),
     Column("CF_AT", DateTime, nullable=False),
     Column("CF_NOTIFIED", Boolean, nullable=False, default=False),
+    Column("CF_RUN_ID", String(64), comment="sync run that met the conflict"),
     Index("ix_sys_snapshot_conflict_item_at", "CF_ITEM", "CF_AT"),
+)
+
+SYS_REPL_LOCK = Table(
+    "SYS_REPL_LOCK",
+    metadata,
+    Column("LOCK_NAME", NAME, primary_key=True, comment="snapshot:<name>, pull:<item>, push:<item>:<server>, ..."),
+    Column("RUN_ID", String(64), nullable=False, comment="run holding the lock"),
+    Column("HOLDER", IDENT, nullable=False, comment="host:pid of that run"),
+    Column("HEARTBEAT", DateTime, nullable=False, comment="last sign of life of that run"),
 )
 
 VERSION_TABLE = "alembic_version_snaprepl"

@@ -111,9 +111,6 @@ class SnapshotRecord(_Record):
     sn_last_rows_deleted: int | None = None
     sn_last_rows_copied: int | None = None
     sn_last_duration_s: float | None = None
-    sn_run_id: str | None = None
-    sn_run_holder: str | None = None
-    sn_run_heartbeat: datetime | None = None
 
     @property
     def incremental(self) -> bool:
@@ -126,6 +123,73 @@ class SnapshotRecord(_Record):
     @property
     def columns(self) -> list[str] | None:
         return json.loads(self.sn_columns) if self.sn_columns else None
+
+
+@dataclass(frozen=True)
+class ServerRecord(_Record):
+    """A SYS_SERVERS row: a replication server (its unique name and its connection)."""
+
+    table: ClassVar[sa.Table] = m.SYS_SERVERS
+
+    server: str
+    db_address: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class PublicationRecord(_Record):
+    """A SYS_SNAPSHOT_PUB row: a published table."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_PUB
+
+    sp_item: str
+    sp_type: int
+    sp_server: str
+    sp_created_at: datetime
+    sp_last_ts: datetime | None = None
+    sp_schedule: str | None = None
+    sp_last_sync_at: datetime | None = None
+    sp_rows_per_commit: int | None = None
+    sp_last_status: str | None = None
+    sp_last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class SubscriptionRecord(_Record):
+    """A SYS_SNAPSHOT_SUB row: one subscriber's replica of a publication."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_SUB
+
+    ss_server: str
+    ss_item: str
+    ss_type: int
+    ss_created_at: datetime
+    ss_schema: str | None = None
+    ss_table: str | None = None
+    ss_last_pull_ts: datetime | None = None
+    ss_last_push_ts: datetime | None = None
+    ss_init_state: str | None = None
+    ss_init_bm: str | None = None
+    ss_last_pull_at: datetime | None = None
+    ss_last_push_at: datetime | None = None
+    ss_last_status: str | None = None
+    ss_last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ResolverRecord(_Record):
+    """A SYS_SNAPSHOT_CR row: one conflict resolver of a published table."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_CR
+
+    cr_id: int | None
+    cr_table_name: str
+    cr_type: str
+    cr_proc: str
+    cr_order: int
+    cr_class: str | None = None
+    cr_column: str | None = None
+    cr_suffix: str | None = None
 
 
 def connection_from_url(url: str, conn_id: str) -> ConnectionInfo:
@@ -324,35 +388,47 @@ class Catalog:
 
     # ------------------------------------------------------------------ refresh bookkeeping
 
-    def take_run_lock(self, name: str, *, expected: str | None, run_id: str, holder: str) -> bool:
-        """Compare-and-set the snapshot's run lock from ``expected`` to ``run_id``."""
-        t = m.SYS_SNAPSHOT.c
-        current = t.SN_RUN_ID.is_(None) if expected is None else expected == t.SN_RUN_ID
+    def lock_holder(self, name: str) -> tuple[str, str, datetime] | None:
+        """(run id, holder, heartbeat) of lock ``name``, if held."""
+        t = m.SYS_REPL_LOCK.c
         with self.begin() as conn:
-            result = conn.execute(
-                sa.update(m.SYS_SNAPSHOT)
-                .where(name == t.SN_NAME, current)
-                .values(SN_RUN_ID=run_id, SN_RUN_HOLDER=holder, SN_RUN_HEARTBEAT=utcnow())
-            )
-        return result.rowcount == 1
+            row = conn.execute(sa.select(t.RUN_ID, t.HOLDER, t.HEARTBEAT).where(t.LOCK_NAME == name)).first()
+        return (row[0], row[1], row[2]) if row else None
 
-    def heartbeat_run_lock(self, name: str, run_id: str) -> None:
-        t = m.SYS_SNAPSHOT.c
+    def locks(self) -> dict[str, tuple[str, str, datetime]]:
+        t = m.SYS_REPL_LOCK.c
+        with self.begin() as conn:
+            return {
+                r[0]: (r[1], r[2], r[3]) for r in conn.execute(sa.select(t.LOCK_NAME, t.RUN_ID, t.HOLDER, t.HEARTBEAT))
+            }
+
+    def take_lock(self, name: str, *, expected: str | None, run_id: str, holder: str) -> bool:
+        """Take lock ``name`` if it is free (``expected`` None) or still held by run ``expected``."""
+        t = m.SYS_REPL_LOCK.c
+        values = {"RUN_ID": run_id, "HOLDER": holder, "HEARTBEAT": utcnow()}
+        try:
+            with self.begin() as conn:
+                if expected is None:
+                    conn.execute(sa.insert(m.SYS_REPL_LOCK).values(LOCK_NAME=name, **values))
+                    return True
+                result = conn.execute(
+                    sa.update(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == expected).values(**values)
+                )
+                return result.rowcount == 1
+        except IntegrityError:
+            return False
+
+    def heartbeat_lock(self, name: str, run_id: str) -> None:
+        t = m.SYS_REPL_LOCK.c
         with self.begin() as conn:
             conn.execute(
-                sa.update(m.SYS_SNAPSHOT)
-                .where(name == t.SN_NAME, run_id == t.SN_RUN_ID)
-                .values(SN_RUN_HEARTBEAT=utcnow())
+                sa.update(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == run_id).values(HEARTBEAT=utcnow())
             )
 
-    def release_run_lock(self, name: str, run_id: str) -> None:
-        t = m.SYS_SNAPSHOT.c
+    def release_lock(self, name: str, run_id: str) -> None:
+        t = m.SYS_REPL_LOCK.c
         with self.begin() as conn:
-            conn.execute(
-                sa.update(m.SYS_SNAPSHOT)
-                .where(name == t.SN_NAME, run_id == t.SN_RUN_ID)
-                .values(SN_RUN_ID=None, SN_RUN_HOLDER=None, SN_RUN_HEARTBEAT=None)
-            )
+            conn.execute(sa.delete(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == run_id))
 
     def replayed_since(self, name: str, since: datetime | None) -> list[str]:
         """RLOG_ROWGUIDs already applied to snapshot ``name`` with SNAPTIME at or after ``since``."""
@@ -375,8 +451,8 @@ class Catalog:
             if last_ts is not None:
                 conn.execute(
                     sa.update(m.SYS_SNAPSHOT)
-                    .where(name == t.SN_NAME, sa.or_(t.SN_LAST_TS.is_(None), last_ts > t.SN_LAST_TS))
-                    .values(SN_LAST_TS=last_ts, SN_RUN_HEARTBEAT=utcnow())
+                    .where(t.SN_NAME == name, sa.or_(t.SN_LAST_TS.is_(None), t.SN_LAST_TS < last_ts))
+                    .values(SN_LAST_TS=last_ts)
                 )
 
     def record_complete(self, name: str, last_ts: datetime | None) -> None:
@@ -402,6 +478,204 @@ class Catalog:
                 sa.select(sa.func.count()).select_from(m.SYS_RPLOG).where(name == m.SYS_RPLOG.c.TARGET)
             ).scalar_one()
 
+    # ------------------------------------------------------------------ servers
+
+    def servers(self) -> list[ServerRecord]:
+        return self._all(ServerRecord, order_by=[m.SYS_SERVERS.c.SERVER])
+
+    def server(self, name: str) -> ServerRecord | None:
+        return self._one(ServerRecord, m.SYS_SERVERS.c.SERVER == name)
+
+    def server_of_conn(self, conn_id: str) -> ServerRecord | None:
+        return self._one(ServerRecord, m.SYS_SERVERS.c.DB_ADDRESS == conn_id)
+
+    def add_server(self, record: ServerRecord, duplicate: SnapreplError) -> None:
+        self._insert(record, duplicate)
+
+    # ------------------------------------------------------------------ publications and subscriptions
+
+    def publications(self) -> list[PublicationRecord]:
+        return self._all(PublicationRecord, order_by=[m.SYS_SNAPSHOT_PUB.c.SP_ITEM])
+
+    def publication(self, item: str) -> PublicationRecord | None:
+        return self._one(PublicationRecord, m.SYS_SNAPSHOT_PUB.c.SP_ITEM == item)
+
+    def add_publication(self, record: PublicationRecord, duplicate: SnapreplError) -> None:
+        self._insert(record, duplicate)
+
+    def update_publication(self, item: str, **values: Any) -> None:
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT_PUB)
+                .where(m.SYS_SNAPSHOT_PUB.c.SP_ITEM == item)
+                .values(**{k.upper(): v for k, v in values.items()})
+            )
+
+    def delete_publication(self, item: str) -> None:
+        """Unregister a publication with its subscriptions, resolvers and update replay log."""
+        with self.begin() as conn:
+            conn.execute(sa.delete(m.SYS_SNAPSHOT_SUB).where(m.SYS_SNAPSHOT_SUB.c.SS_ITEM == item))
+            conn.execute(sa.delete(m.SYS_SNAPSHOT_CR).where(m.SYS_SNAPSHOT_CR.c.CR_TABLE_NAME == item))
+            conn.execute(sa.delete(m.SYS_URPLOG).where(m.SYS_URPLOG.c.ITEM == item))
+            conn.execute(sa.delete(m.SYS_SNAPSHOT_PUB).where(m.SYS_SNAPSHOT_PUB.c.SP_ITEM == item))
+
+    def subscriptions(self, item: str | None = None) -> list[SubscriptionRecord]:
+        t = m.SYS_SNAPSHOT_SUB.c
+        where = [t.SS_ITEM == item] if item is not None else []
+        return self._all(SubscriptionRecord, *where, order_by=[t.SS_ITEM, t.SS_SERVER])
+
+    def subscription(self, server: str, item: str) -> SubscriptionRecord | None:
+        t = m.SYS_SNAPSHOT_SUB.c
+        return self._one(SubscriptionRecord, t.SS_SERVER == server, t.SS_ITEM == item)
+
+    def add_subscription(self, record: SubscriptionRecord, duplicate: SnapreplError) -> None:
+        self._insert(record, duplicate)
+
+    def update_subscription(self, server: str, item: str, **values: Any) -> None:
+        t = m.SYS_SNAPSHOT_SUB.c
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT_SUB)
+                .where(t.SS_SERVER == server, t.SS_ITEM == item)
+                .values(**{k.upper(): v for k, v in values.items()})
+            )
+
+    def delete_subscription(self, server: str, item: str) -> None:
+        t, u = m.SYS_SNAPSHOT_SUB.c, m.SYS_URPLOG.c
+        with self.begin() as conn:
+            conn.execute(sa.delete(m.SYS_SNAPSHOT_SUB).where(t.SS_SERVER == server, t.SS_ITEM == item))
+            conn.execute(
+                sa.delete(m.SYS_URPLOG).where(
+                    u.ITEM == item, sa.or_(u.SOURCE_SERVER == server, u.TARGET_SERVER == server)
+                )
+            )
+
+    # ------------------------------------------------------------------ conflict resolvers
+
+    def resolvers(self, table: str, kind: str | None = None) -> list[ResolverRecord]:
+        t = m.SYS_SNAPSHOT_CR.c
+        where = [t.CR_TABLE_NAME == table] + ([t.CR_TYPE == kind] if kind else [])
+        return self._all(ResolverRecord, *where, order_by=[t.CR_TYPE, t.CR_ORDER])
+
+    def add_resolver(self, record: ResolverRecord, duplicate: SnapreplError) -> None:
+        values = record.to_values()
+        values.pop("CR_ID")
+        try:
+            with self.begin() as conn:
+                conn.execute(sa.insert(m.SYS_SNAPSHOT_CR).values(**values))
+        except IntegrityError:
+            raise duplicate from None
+
+    # ------------------------------------------------------------------ update replay log
+
+    def urplog_since(self, item: str, source: str, target: str, since: datetime | None) -> set[str]:
+        """RLOG_ROWGUIDs of ``item`` already applied from ``source`` to ``target`` (SNAPTIME >= ``since``)."""
+        t = m.SYS_URPLOG.c
+        query = sa.select(t.RLOG_ROWGUID).where(t.ITEM == item, t.SOURCE_SERVER == source, t.TARGET_SERVER == target)
+        if since is not None:
+            query = query.where(t.SNAPTIME >= since)
+        with self.begin() as conn:
+            return {row[0] for row in conn.execute(query)}
+
+    def urplog_contains(self, item: str, source: str, target: str, guids: Sequence[str]) -> set[str]:
+        t = m.SYS_URPLOG.c
+        found: set[str] = set()
+        with self.begin() as conn:
+            for start in range(0, len(guids), 500):
+                chunk = list(guids[start : start + 500])
+                query = sa.select(t.RLOG_ROWGUID).where(
+                    t.ITEM == item, t.SOURCE_SERVER == source, t.TARGET_SERVER == target, t.RLOG_ROWGUID.in_(chunk)
+                )
+                found.update(row[0] for row in conn.execute(query))
+        return found
+
+    def record_replayed(
+        self,
+        item: str,
+        source: str,
+        target: str,
+        entries: Sequence[tuple[str, datetime]],
+        conflicts: Sequence[dict[str, Any]] = (),
+        subscription: tuple[str, dict[str, Any]] | None = None,
+    ) -> None:
+        """Record entries of ``item`` applied from ``source`` to ``target`` (and the conflicts met, and the
+        subscription's new watermarks), in one transaction."""
+        with self.begin() as conn:
+            if entries:
+                conn.execute(
+                    sa.insert(m.SYS_URPLOG),
+                    [
+                        {
+                            "ITEM": item,
+                            "SOURCE_SERVER": source,
+                            "TARGET_SERVER": target,
+                            "RLOG_ROWGUID": g,
+                            "SNAPTIME": ts,
+                        }
+                        for g, ts in entries
+                    ],
+                )
+            if conflicts:
+                conn.execute(sa.insert(m.SYS_SNAPSHOT_CONFLICT), list(conflicts))
+            if subscription is not None:
+                server, values = subscription
+                t = m.SYS_SNAPSHOT_SUB.c
+                conn.execute(
+                    sa.update(m.SYS_SNAPSHOT_SUB)
+                    .where(t.SS_SERVER == server, t.SS_ITEM == item)
+                    .values(**{k.upper(): v for k, v in values.items()})
+                )
+
+    def purge_urplog(self, item: str, source: str, target: str, before: datetime) -> int:
+        t = m.SYS_URPLOG.c
+        with self.begin() as conn:
+            return conn.execute(
+                sa.delete(m.SYS_URPLOG).where(
+                    t.ITEM == item, t.SOURCE_SERVER == source, t.TARGET_SERVER == target, t.SNAPTIME < before
+                )
+            ).rowcount
+
+    def urplog_size(self, item: str, source: str, target: str) -> int:
+        t = m.SYS_URPLOG.c
+        with self.begin() as conn:
+            return conn.execute(
+                sa.select(sa.func.count())
+                .select_from(m.SYS_URPLOG)
+                .where(t.ITEM == item, t.SOURCE_SERVER == source, t.TARGET_SERVER == target)
+            ).scalar_one()
+
+    # ------------------------------------------------------------------ conflict ledger
+
+    def conflicts(self, item: str | None = None, *, unnotified: bool = False) -> list[dict[str, Any]]:
+        t = m.SYS_SNAPSHOT_CONFLICT.c
+        query = sa.select(m.SYS_SNAPSHOT_CONFLICT).order_by(t.CF_ID)
+        if item is not None:
+            query = query.where(t.CF_ITEM == item)
+        if unnotified:
+            query = query.where(t.CF_NOTIFIED.is_(False))
+        with self.begin() as conn:
+            return [dict(row._mapping) for row in conn.execute(query)]
+
+    def conflict_summary(self) -> list[dict[str, Any]]:
+        t = m.SYS_SNAPSHOT_CONFLICT.c
+        query = (
+            sa.select(t.CF_ITEM, t.CF_TYPE, t.CF_DECISION, sa.func.count(), sa.func.max(t.CF_AT))
+            .group_by(t.CF_ITEM, t.CF_TYPE, t.CF_DECISION)
+            .order_by(t.CF_ITEM, t.CF_TYPE, t.CF_DECISION)
+        )
+        with self.begin() as conn:
+            return [
+                {"item": r[0], "type": r[1], "decision": r[2], "count": r[3], "last_at": r[4]}
+                for r in conn.execute(query)
+            ]
+
+    def mark_notified(self, ids: Sequence[int]) -> None:
+        if not ids:
+            return
+        t = m.SYS_SNAPSHOT_CONFLICT.c
+        with self.begin() as conn:
+            conn.execute(sa.update(m.SYS_SNAPSHOT_CONFLICT).where(t.CF_ID.in_(list(ids))).values(CF_NOTIFIED=True))
+
     def delete_snapshot(self, name: str) -> None:
         with self.begin() as conn:
             conn.execute(sa.delete(m.SYS_SNAPSHOT).where(name == m.SYS_SNAPSHOT.c.SN_NAME))
@@ -424,7 +698,11 @@ def reset_open_catalog() -> None:
 __all__ = [
     "Catalog",
     "LogRecord",
+    "PublicationRecord",
+    "ResolverRecord",
+    "ServerRecord",
     "SnapshotRecord",
+    "SubscriptionRecord",
     "catalog_connection",
     "connection_from_url",
     "metadata_database_url",

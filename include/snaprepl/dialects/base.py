@@ -138,6 +138,23 @@ class LogColumns:
 LOG_COLUMNS = LogColumns()
 
 
+@dataclass(frozen=True)
+class BidirColumns:
+    """Columns of bi-directional replication: the version column on replicated tables, and the log's
+    extra columns."""
+
+    rowguid: str = "ROWGUID"
+    old_rowguid: str = "OLD_ROWGUID"
+    origin: str = "ORIGIN"
+    sync_id: str = "SYNC_ID"
+
+
+BIDIR = BidirColumns()
+
+#: ROWGUID a replicated delete writes first, so the delete trigger knows not to log it.
+DELETE_MARK = "snaprepl:delete"
+
+
 class Dialect(ABC):
     """One database dialect.
 
@@ -327,6 +344,138 @@ class Dialect(ABC):
         """Statements as a script for the dialect's own command-line client."""
         return "".join(f"{s};\n\n" for s in statements).rstrip() + "\n"
 
+    # ------------------------------------------------------------------ bi-directional logs
+    #
+    # Replicated writes are told from users' writes by ROWGUID alone, so no session state is needed:
+    # a user's insert has no ROWGUID, a user's update leaves it unchanged (users never write it), and
+    # a replicated delete first sets it to DELETE_MARK. Users' changes get a new version
+    # '<server>@<uuid>' and are logged, folded into the key's pending entry (SYNC_ID ''):
+    # I+U -> I, U+U -> U, U+D -> D, D+I -> U, I+D -> nothing; OLD_ROWGUID stays the version the
+    # pending change is based on. An entry a pull has marked (SYNC_ID set) is never folded into: a
+    # change made meanwhile starts a new pending entry, based on the version being pulled.
+
+    def create_bidir_log_table_sql(self, info: TableInfo, objects: LogObjects) -> str:
+        cols, bidir = self.log_columns, BIDIR
+        key_defs = [
+            f"{self.quote(log_col)} {col.type_sql} NOT NULL"
+            for log_col, col in zip(objects.key_columns, info.primary_key, strict=True)
+        ]
+        text = self.bidir_text_type(64)
+        body = ",\n  ".join(
+            [
+                *key_defs,
+                f"{self.quote(bidir.sync_id)} {text} DEFAULT '' NOT NULL",
+                f"{self.quote(cols.snaptime)} {self.snaptime_type} NOT NULL",
+                f"{self.quote(cols.dmltype)} {self.dmltype_type} NOT NULL",
+                f"{self.quote(cols.rowguid)} {self.rowguid_type} NOT NULL",
+                f"{self.quote(bidir.old_rowguid)} {self.rowguid_type}",
+                f"{self.quote(bidir.origin)} {self.rowguid_type} DEFAULT '' NOT NULL",
+                f"PRIMARY KEY ({', '.join(self.quote(c) for c in (*objects.key_columns, bidir.sync_id))})",
+            ]
+        )
+        rlog = self.qualified(info.table.schema, objects.rlog)
+        return f"CREATE TABLE {rlog} (\n  {body}\n){self.table_options()}"
+
+    def bidir_text_type(self, length: int) -> str:
+        return f"VARCHAR({length})"
+
+    def add_rowguid_steps(self, table: ResolvedTable, server: str) -> list[DdlStep]:
+        """Add the ROWGUID column to a published table and give existing rows '<server>@<uuid>'."""
+        target = self.qualified(table.schema, table.table)
+        rowguid = self.quote(BIDIR.rowguid)
+        return [
+            DdlStep(
+                f"ALTER TABLE {target} ADD {rowguid} {self.rowguid_type}",
+                f"ALTER TABLE {target} DROP COLUMN {rowguid}",
+            ),
+            DdlStep(f"UPDATE {target} SET {rowguid} = {self.new_version_sql(server)} WHERE {rowguid} IS NULL"),
+        ]
+
+    def new_version_sql(self, server: str) -> str:
+        """A fresh version id of ``server``: '<server>@<uuid>'."""
+        return f"{self.literal(server + '@')} || {self.uuid_sql()}"
+
+    def bidir_put_sql(
+        self,
+        rlog: str,
+        objects: LogObjects,
+        op: str,
+        keys: Sequence[str],
+        guid: str,
+        old: str,
+        origin: str,
+        now: str | None = None,
+        when: str | None = None,
+    ) -> list[str]:
+        """Statements that record change ``op`` ('I', 'U' or 'D') of key ``keys`` in the pending entry,
+        folding it into one already there. The arguments are SQL expressions (trigger row values or
+        ``:parameters``); ``when``, a condition the statements run under (for triggers without IF)."""
+        raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+
+    def _put_parts(self, rlog: str, objects: LogObjects, op: str, keys: Sequence[str], existing: str) -> dict[str, str]:
+        """Pieces shared by the dialects' put statements; ``existing`` prefixes the pending entry's columns."""
+        cols, bidir = self.log_columns, BIDIR
+        q = self.quote
+        match = " AND ".join(f"{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
+        pending = f"{match} AND {q(bidir.sync_id)} = ''"
+        dml, old = f"{existing}{q(cols.dmltype)}", f"{existing}{q(bidir.old_rowguid)}"
+        folded_type = {
+            "I": f"CASE WHEN {dml} = 'D' THEN 'U' ELSE 'I' END",
+            "U": f"CASE WHEN {dml} = 'I' THEN 'I' ELSE 'U' END",
+            "D": "'D'",
+        }[op]
+        folded_old = {
+            "I": f"CASE WHEN {dml} = 'D' THEN {old} ELSE NULL END",
+            "U": f"CASE WHEN {dml} = 'I' THEN NULL ELSE {old} END",
+            "D": old,
+        }[op]
+        columns = ", ".join(
+            q(c)
+            for c in (
+                *objects.key_columns,
+                bidir.sync_id,
+                cols.snaptime,
+                cols.dmltype,
+                cols.rowguid,
+                bidir.old_rowguid,
+                bidir.origin,
+            )
+        )
+        return {"match": match, "pending": pending, "type": folded_type, "old": folded_old, "columns": columns}
+
+    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+        """The bi-directional log table and the triggers that version and log users' changes."""
+        raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+
+    #: Appended to a SELECT that reads rows a transaction is about to change (SQLite locks at BEGIN).
+    for_update: ClassVar[str] = " FOR UPDATE"
+
+    def python_param(self, value: Any) -> Any:
+        """A Python value as this dialect's driver should receive it as a bound parameter."""
+        if isinstance(value, bytearray | memoryview):
+            return bytes(value)
+        return value
+
+    def replicated_delete_sql(self, table: str, match: str) -> list[str]:
+        """A delete the triggers do not log: mark the row, then delete it."""
+        rowguid = self.quote(BIDIR.rowguid)
+        return [
+            f"UPDATE {table} SET {rowguid} = {self.literal(DELETE_MARK)} WHERE {match}",
+            f"DELETE FROM {table} WHERE {match}",
+        ]
+
+    def replicated_merge_sql(
+        self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
+    ) -> list[str]:
+        """Set-based replicated writes of one chunk (``:chunk``) of a staging table into ``table``: update
+        rows whose version differs, insert missing ones; keys with a pending local change are left alone
+        (the next pull decides them)."""
+        raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+
+    def _no_pending(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str:
+        match = " AND ".join(f"{self.quote(lk)} = {k}" for lk, k in zip(log_keys, keys_of, strict=True))
+        return f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {match})"
+
     # ------------------------------------------------------------------ snapshots
 
     def literal_value(self, value: Any) -> str:
@@ -359,6 +508,10 @@ class Dialect(ABC):
             defs.append(f"PRIMARY KEY ({', '.join(self.quote(k) for k in key)})")
         body = ",\n  ".join(defs)
         return f"CREATE TABLE {self.qualified(schema, table)} (\n  {body}\n){self.table_options()}"
+
+    def create_index_sql(self, schema: str | None, table: str, index: str, columns: Sequence[str]) -> str:
+        cols = ", ".join(self.quote(c) for c in columns)
+        return f"CREATE INDEX {self.quote(index)} ON {self.qualified(schema, table)} ({cols})"
 
     def drop_table_sql(self, schema: str | None, table: str) -> str:
         return f"DROP TABLE IF EXISTS {self.qualified(schema, table)}"
@@ -426,6 +579,13 @@ class Dialect(ABC):
     # ------------------------------------------------------------------ introspection
 
     def default_schema(self, session: SqlSession) -> str:
+        raise NotImplementedError(f"{self.name}: introspection is not implemented")
+
+    def schema_exists(self, session: SqlSession, schema: str) -> bool:
+        raise NotImplementedError(f"{self.name}: introspection is not implemented")
+
+    def database_name(self, session: SqlSession) -> str:
+        """The name of the database the session is connected to (what a three-part name's qualifier names)."""
         raise NotImplementedError(f"{self.name}: introspection is not implemented")
 
     def describe(self, session: SqlSession, schema: Ident | None, table: Ident, conn_id: str) -> TableInfo:

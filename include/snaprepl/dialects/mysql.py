@@ -6,6 +6,8 @@ import uuid
 from collections.abc import Sequence
 
 from snaprepl.dialects.base import (
+    BIDIR,
+    DELETE_MARK,
     Column,
     ConnectionFields,
     DdlStep,
@@ -112,6 +114,114 @@ class MySqlDialect(Dialect):
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
 
+    # ------------------------------------------------------------------ bi-directional logs
+
+    def new_version_sql(self, server: str) -> str:
+        return f"CONCAT({self.literal(server + '@')}, UUID())"
+
+    def bidir_put_sql(
+        self,
+        rlog: str,
+        objects: LogObjects,
+        op: str,
+        keys: Sequence[str],
+        guid: str,
+        old: str,
+        origin: str,
+        now: str | None = None,
+        when: str | None = None,
+    ) -> list[str]:
+        cols, bidir, q = self.log_columns, BIDIR, self.quote
+        parts = self._put_parts(rlog, objects, op, keys, existing="")
+        values = ", ".join(
+            [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        )
+        conditions = (
+            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I')"]
+            if op == "D"
+            else []
+        )
+        conditions += [when] if when else []
+        source = f"SELECT {values} FROM DUAL WHERE {' AND '.join(conditions)}" if conditions else f"VALUES ({values})"
+        # MariaDB assigns left to right: OLD_ROWGUID reads the pending entry's DMLTYPE before it changes.
+        statements = [
+            f"INSERT INTO {rlog} ({parts['columns']}) {source} ON DUPLICATE KEY UPDATE "
+            f"{q(bidir.old_rowguid)} = {parts['old']}, {q(cols.dmltype)} = {parts['type']}, "
+            f"{q(cols.snaptime)} = VALUES({q(cols.snaptime)}), {q(cols.rowguid)} = VALUES({q(cols.rowguid)}), "
+            f"{q(bidir.origin)} = VALUES({q(bidir.origin)})"
+        ]
+        if op == "D":
+            statements.append(
+                f"DELETE FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I'"
+                + (f" AND {when}" if when else "")
+            )
+        return statements
+
+    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+        table = info.table
+        q = self.quote
+        source = self.qualified(table.schema, table.table)
+        rlog = self.qualified(table.schema, objects.rlog)
+        keys = [c.name for c in info.primary_key]
+        new_keys, old_keys = [f"NEW.{q(k)}" for k in keys], [f"OLD.{q(k)}" for k in keys]
+        rowguid = q(BIDIR.rowguid)
+        version = self.new_version_sql(server)
+        same_key = " AND ".join(f"OLD.{q(k)} <=> NEW.{q(k)}" for k in keys)
+
+        def put(op: str, row_keys: list[str], guid: str, old: str) -> str:
+            return "\n      ".join(f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''"))
+
+        trig_i, trig_u, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
+        return [
+            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}"),
+            DdlStep(
+                f"CREATE TRIGGER {trig_i} BEFORE INSERT ON {source} FOR EACH ROW\nBEGIN\n"
+                f"  IF NEW.{rowguid} IS NULL THEN\n"
+                f"    SET NEW.{rowguid} = {version};\n"
+                f"    {put('I', new_keys, f'NEW.{rowguid}', 'NULL')}\n"
+                f"  END IF;\nEND",
+                f"DROP TRIGGER IF EXISTS {trig_i}",
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_u} BEFORE UPDATE ON {source} FOR EACH ROW\nBEGIN\n"
+                f"  IF NEW.{rowguid} <=> OLD.{rowguid} THEN\n"
+                f"    SET NEW.{rowguid} = {version};\n"
+                f"    IF NOT ({same_key}) THEN\n"
+                f"      {put('D', old_keys, version, f'OLD.{rowguid}')}\n"
+                f"      {put('I', new_keys, f'NEW.{rowguid}', 'NULL')}\n"
+                f"    ELSE\n"
+                f"      {put('U', new_keys, f'NEW.{rowguid}', f'OLD.{rowguid}')}\n"
+                f"    END IF;\n"
+                f"  END IF;\nEND",
+                f"DROP TRIGGER IF EXISTS {trig_u}",
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_d} BEFORE DELETE ON {source} FOR EACH ROW\nBEGIN\n"
+                f"  IF NOT (OLD.{rowguid} <=> {self.literal(DELETE_MARK)}) THEN\n"
+                f"    {put('D', old_keys, version, f'OLD.{rowguid}')}\n"
+                f"  END IF;\nEND",
+                f"DROP TRIGGER IF EXISTS {trig_d}",
+            ),
+        ]
+
+    def replicated_merge_sql(
+        self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
+    ) -> list[str]:
+        q = self.quote
+        rowguid = q(BIDIR.rowguid)
+        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+        non_key = [c for c in columns if c not in keys]
+        cols = ", ".join(q(c) for c in columns)
+        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        return [
+            f"UPDATE {table} AS t JOIN {stage} AS s ON {match} "
+            f"SET {', '.join(f't.{q(c)} = s.{q(c)}' for c in non_key)} "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT (t.{rowguid} <=> s.{rowguid}) AND {no_pending}",
+            f"INSERT INTO {table} ({cols}) SELECT {', '.join(f's.{q(c)}' for c in columns)} FROM {stage} AS s "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match}) "
+            f"AND {no_pending}",
+        ]
+
     # ------------------------------------------------------------------ snapshots
 
     # InnoDB clusters rows by primary key: adding it after a load would rebuild the table.
@@ -192,6 +302,16 @@ class MySqlDialect(Dialect):
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
     # ------------------------------------------------------------------ introspection
+
+    def schema_exists(self, session: SqlSession, schema: str) -> bool:
+        return bool(
+            session.query(
+                "SELECT 1 FROM information_schema.SCHEMATA WHERE BINARY SCHEMA_NAME = :schema", {"schema": schema}
+            )
+        )
+
+    def database_name(self, session: SqlSession) -> str:
+        return self.default_schema(session)
 
     def default_schema(self, session: SqlSession) -> str:
         schema = session.query("SELECT DATABASE()")[0][0]

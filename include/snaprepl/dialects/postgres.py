@@ -6,6 +6,8 @@ import uuid
 from collections.abc import Sequence
 
 from snaprepl.dialects.base import (
+    BIDIR,
+    DELETE_MARK,
     Column,
     ConnectionFields,
     DdlStep,
@@ -121,6 +123,122 @@ END"""
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
 
+    # ------------------------------------------------------------------ bi-directional logs
+
+    def bidir_put_sql(
+        self,
+        rlog: str,
+        objects: LogObjects,
+        op: str,
+        keys: Sequence[str],
+        guid: str,
+        old: str,
+        origin: str,
+        now: str | None = None,
+        when: str | None = None,
+    ) -> list[str]:
+        cols, bidir, q = self.log_columns, BIDIR, self.quote
+        parts = self._put_parts(rlog, objects, op, keys, existing="l.")
+        values = ", ".join(
+            [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        )
+        conditions = (
+            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I')"]
+            if op == "D"
+            else []
+        )
+        conditions += [when] if when else []
+        where = " AND ".join(conditions) or "true"
+        conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
+        statements = [
+            f"INSERT INTO {rlog} AS l ({parts['columns']}) SELECT {values} WHERE {where} "
+            f"ON CONFLICT ({conflict}) DO UPDATE SET {q(cols.snaptime)} = EXCLUDED.{q(cols.snaptime)}, "
+            f"{q(cols.rowguid)} = EXCLUDED.{q(cols.rowguid)}, {q(bidir.origin)} = EXCLUDED.{q(bidir.origin)}, "
+            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}"
+        ]
+        if op == "D":
+            statements.append(
+                f"DELETE FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I'"
+                + (f" AND {when}" if when else "")
+            )
+        return statements
+
+    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+        table = info.table
+        q = self.quote
+        source = self.qualified(table.schema, table.table)
+        rlog = self.qualified(table.schema, objects.rlog)
+        function = self.qualified(table.schema, objects.functions[0])
+        keys = [c.name for c in info.primary_key]
+        new_keys, old_keys = [f"NEW.{q(k)}" for k in keys], [f"OLD.{q(k)}" for k in keys]
+        rowguid = q(BIDIR.rowguid)
+        version = self.new_version_sql(server)
+        key_changed = " OR ".join(f"OLD.{q(k)} IS DISTINCT FROM NEW.{q(k)}" for k in keys)
+
+        def put(op: str, row_keys: list[str], guid: str, old: str) -> str:
+            return "\n      ".join(f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''"))
+
+        body = f"""DECLARE
+  snaprepl_g text;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.{rowguid} IS NOT NULL THEN RETURN NEW; END IF;  -- a replicated write keeps its version
+    snaprepl_g := {version};
+    NEW.{rowguid} := snaprepl_g;
+    {put("I", new_keys, "snaprepl_g", "NULL")}
+    RETURN NEW;
+  ELSIF TG_OP = 'UPDATE' THEN
+    IF NEW.{rowguid} IS DISTINCT FROM OLD.{rowguid} THEN RETURN NEW; END IF;
+    snaprepl_g := {version};
+    NEW.{rowguid} := snaprepl_g;
+    IF {key_changed} THEN
+      {put("D", old_keys, version, f"OLD.{rowguid}")}
+      {put("I", new_keys, "snaprepl_g", "NULL")}
+    ELSE
+      {put("U", new_keys, "snaprepl_g", f"OLD.{rowguid}")}
+    END IF;
+    RETURN NEW;
+  ELSE
+    IF OLD.{rowguid} IS NOT DISTINCT FROM {self.literal(DELETE_MARK)} THEN RETURN OLD; END IF;
+    {put("D", old_keys, version, f"OLD.{rowguid}")}
+    RETURN OLD;
+  END IF;
+END"""
+        steps = [
+            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}"),
+            DdlStep(
+                f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$\n{body}\n$snaprepl$",
+                f"DROP FUNCTION IF EXISTS {function}()",
+            ),
+        ]
+        for trigger, event in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), strict=True):
+            steps.append(
+                DdlStep(
+                    f"CREATE TRIGGER {q(trigger)} BEFORE {event} ON {source} "
+                    f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+                    f"DROP TRIGGER IF EXISTS {q(trigger)} ON {source}",
+                )
+            )
+        return steps
+
+    def replicated_merge_sql(
+        self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
+    ) -> list[str]:
+        q = self.quote
+        rowguid = q(BIDIR.rowguid)
+        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+        non_key = [c for c in columns if c not in keys]
+        cols = ", ".join(q(c) for c in columns)
+        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        return [
+            f"UPDATE {table} AS t SET {', '.join(f'{q(c)} = s.{q(c)}' for c in non_key)} "
+            f"FROM {stage} AS s WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND {match} "
+            f"AND t.{rowguid} IS DISTINCT FROM s.{rowguid} AND {no_pending}",
+            f"INSERT INTO {table} ({cols}) SELECT {', '.join(f's.{q(c)}' for c in columns)} FROM {stage} AS s "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match}) "
+            f"AND {no_pending}",
+        ]
+
     # ------------------------------------------------------------------ snapshots
 
     def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
@@ -215,6 +333,12 @@ END"""
         return int(rows[0][0]) if rows and rows[0][0] is not None and rows[0][0] >= 0 else None
 
     # ------------------------------------------------------------------ introspection
+
+    def schema_exists(self, session: SqlSession, schema: str) -> bool:
+        return bool(session.query("SELECT 1 FROM pg_namespace WHERE nspname = :schema", {"schema": schema}))
+
+    def database_name(self, session: SqlSession) -> str:
+        return session.query("SELECT current_database()")[0][0]
 
     def default_schema(self, session: SqlSession) -> str:
         return session.query("SELECT current_schema()")[0][0]

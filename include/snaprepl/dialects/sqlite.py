@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
 import sqlglot
 from sqlalchemy.engine import URL
@@ -12,6 +15,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from snaprepl.dialects.base import (
+    BIDIR,
+    DELETE_MARK,
     Column,
     ConnectionFields,
     DdlStep,
@@ -58,10 +63,12 @@ class SqliteDialect(Dialect):
         return value.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
     def uuid_sql(self) -> str:
+        # Built from separate randomblob() calls, not a subquery: SQLite may compute an uncorrelated
+        # subquery once per statement, which would give every row of a multi-row UPDATE the same id.
         return (
-            "(SELECT lower(substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-'"
-            " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(h, 18, 3) || '-' || substr(h, 21, 12))"
-            " FROM (SELECT hex(randomblob(16)) AS h))"
+            "lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || "
+            "substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || "
+            "substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))"
         )
 
     def _upsert(self, objects: LogObjects, row_keys: list[str], dmltype_sql: str, condition: str) -> str:
@@ -107,6 +114,126 @@ class SqliteDialect(Dialect):
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
 
+    # ------------------------------------------------------------------ bi-directional logs
+
+    for_update = ""
+
+    def python_param(self, value: Any) -> Any:
+        # What SQLite's date functions read, and decimals as text (NUMERIC affinity stores the number).
+        if isinstance(value, datetime):
+            return value.isoformat(sep=" ", timespec="microseconds")
+        if isinstance(value, date):
+            return value.isoformat()
+        if isinstance(value, Decimal):
+            return str(value)
+        if isinstance(value, bool):
+            return int(value)
+        return super().python_param(value)
+
+    def bidir_text_type(self, length: int) -> str:
+        return "TEXT"
+
+    def bidir_put_sql(
+        self,
+        rlog: str,
+        objects: LogObjects,
+        op: str,
+        keys: Sequence[str],
+        guid: str,
+        old: str,
+        origin: str,
+        now: str | None = None,
+        when: str | None = None,
+    ) -> list[str]:
+        cols, bidir, q = self.log_columns, BIDIR, self.quote
+        parts = self._put_parts(rlog, objects, op, keys, existing="")
+        values = ", ".join(
+            [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        )
+        conditions = (
+            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I')"]
+            if op == "D"
+            else []
+        )
+        conditions += [when] if when else []
+        where = " AND ".join(conditions) or "true"
+        conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
+        # In an upsert's DO UPDATE, bare column names are the existing row's values, on every right side.
+        statements = [
+            f"INSERT INTO {rlog} ({parts['columns']}) SELECT {values} WHERE {where} "
+            f"ON CONFLICT ({conflict}) DO UPDATE SET {q(cols.snaptime)} = excluded.{q(cols.snaptime)}, "
+            f"{q(cols.rowguid)} = excluded.{q(cols.rowguid)}, {q(bidir.origin)} = excluded.{q(bidir.origin)}, "
+            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}"
+        ]
+        if op == "D":
+            statements.append(
+                f"DELETE FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I'"
+                + (f" AND {when}" if when else "")
+            )
+        return statements
+
+    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+        # SQLite's BEFORE triggers cannot change NEW: AFTER triggers give users' rows their version with
+        # an UPDATE, which the update trigger's WHEN clause recognizes as not a user's (the version moved).
+        table = info.table
+        q = self.quote
+        keys = [c.name for c in info.primary_key]
+        source = q(table.table)
+        rlog = q(objects.rlog)  # unqualified inside triggers: the trigger's own schema
+        rowguid = q(BIDIR.rowguid)
+        version = self.new_version_sql(server)
+        new_keys, old_keys = [f"NEW.{q(k)}" for k in keys], [f"OLD.{q(k)}" for k in keys]
+        at_new = " AND ".join(f"{q(k)} = NEW.{q(k)}" for k in keys)
+        current = f"(SELECT {rowguid} FROM {source} WHERE {at_new})"
+        same_key = " AND ".join(f"OLD.{q(k)} IS NEW.{q(k)}" for k in keys)
+
+        def put(op: str, row_keys: list[str], guid: str, old: str, when: str | None = None) -> str:
+            return "\n  ".join(
+                f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''", when=when)
+            )
+
+        trig_i, trig_u, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
+        give_version = f"UPDATE {source} SET {rowguid} = {version} WHERE {at_new};"
+        return [
+            DdlStep(self.create_bidir_log_table_sql(info, objects)),
+            DdlStep(
+                f"CREATE TRIGGER {trig_i} AFTER INSERT ON {source} FOR EACH ROW WHEN NEW.{rowguid} IS NULL BEGIN\n"
+                f"  {give_version}\n  {put('I', new_keys, current, 'NULL')}\nEND"
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_u} AFTER UPDATE ON {source} FOR EACH ROW "
+                f"WHEN NEW.{rowguid} IS OLD.{rowguid} BEGIN\n"
+                f"  {give_version}\n"
+                f"  {put('D', old_keys, version, f'OLD.{rowguid}', when=f'NOT ({same_key})')}\n"
+                f"  {put('I', new_keys, current, 'NULL', when=f'NOT ({same_key})')}\n"
+                f"  {put('U', new_keys, current, f'OLD.{rowguid}', when=same_key)}\nEND"
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_d} AFTER DELETE ON {source} FOR EACH ROW "
+                f"WHEN OLD.{rowguid} IS NOT {self.literal(DELETE_MARK)} BEGIN\n"
+                f"  {put('D', old_keys, version, f'OLD.{rowguid}')}\nEND"
+            ),
+        ]
+
+    def replicated_merge_sql(
+        self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
+    ) -> list[str]:
+        q = self.quote
+        rowguid = q(BIDIR.rowguid)
+        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+        target_match = " AND ".join(f"{table}.{q(k)} = s.{q(k)}" for k in keys)
+        non_key = [c for c in columns if c not in keys]
+        cols = ", ".join(q(c) for c in columns)
+        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        return [
+            f"UPDATE {table} SET {', '.join(f'{q(c)} = s.{q(c)}' for c in non_key)} FROM {stage} AS s "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND {target_match} AND {table}.{rowguid} IS NOT s.{rowguid} "
+            f"AND {no_pending}",
+            f"INSERT INTO {table} ({cols}) SELECT {', '.join(f's.{q(c)}' for c in columns)} FROM {stage} AS s "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match}) "
+            f"AND {no_pending}",
+        ]
+
     # ------------------------------------------------------------------ snapshots
 
     key_after_load = False
@@ -114,10 +241,15 @@ class SqliteDialect(Dialect):
     def timestamp_literal(self, value: datetime) -> str:
         return self.literal(self.snaptime_param(value))
 
+    def create_index_sql(self, schema: str | None, table: str, index: str, columns: Sequence[str]) -> str:
+        # SQLite qualifies the index, not the table (which must be in the index's schema).
+        cols = ", ".join(self.quote(c) for c in columns)
+        return f"CREATE INDEX {self.qualified(schema, index)} ON {self.quote(table)} ({cols})"
+
     def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
-        index = self.shorten(f"{table}_key")
-        columns = ", ".join(self.quote(k) for k in key)
-        return f"CREATE UNIQUE INDEX {self.qualified(schema, index)} ON {self.quote(table)} ({columns})"
+        return self.create_index_sql(schema, table, self.shorten(f"{table}_key"), key).replace(
+            "CREATE INDEX", "CREATE UNIQUE INDEX", 1
+        )
 
     def upsert_staged_sql(
         self,
@@ -162,6 +294,14 @@ class SqliteDialect(Dialect):
         return int(session.query(f"SELECT COUNT(*) FROM {self.qualified(schema, table)}")[0][0])
 
     # ------------------------------------------------------------------ introspection
+
+    def schema_exists(self, session: SqlSession, schema: str) -> bool:
+        return any(row[1].lower() == schema.lower() for row in session.query("PRAGMA database_list"))
+
+    def database_name(self, session: SqlSession) -> str:
+        rows = session.query("PRAGMA database_list")
+        path = next((r[2] for r in rows if r[1] == "main"), "") or "main"
+        return Path(path).stem
 
     def default_schema(self, session: SqlSession) -> str:
         return "main"

@@ -1,8 +1,10 @@
-"""One refresh per snapshot at a time: a lease held in the snapshot's catalog row.
+"""Runs that must not overlap (refreshes of one snapshot, pulls into one publication, pushes to one
+subscriber) hold a lease in SYS_REPL_LOCK.
 
-A refresh takes the lease by a compare-and-set on SN_RUN_ID, renews it with a heartbeat, and gives it
-back when it ends. A lease whose holder died is taken over: at once when the holder was a process on
-this host that no longer exists, otherwise when its heartbeat is older than the lease time.
+A run takes the lease by inserting its row (or by a compare-and-set over a stale one), renews it
+with a heartbeat, and deletes it when it ends. A lease whose holder died is taken over: at once when
+the holder was a process on this host that no longer exists, otherwise when its heartbeat is older
+than the lease time.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import timedelta
 from types import TracebackType
 
 from snaprepl.catalog.store import Catalog, utcnow
-from snaprepl.errors import SnapshotBusy, SnapshotNotFound
+from snaprepl.errors import SnapshotBusy
 
 LEASE = timedelta(minutes=10)
 HEARTBEAT_SECONDS = 30.0
@@ -24,7 +26,7 @@ def this_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _holder_is_dead(holder: str | None) -> bool:
+def holder_is_dead(holder: str | None) -> bool:
     if not holder or ":" not in holder:
         return True
     host, _, pid = holder.rpartition(":")
@@ -39,55 +41,54 @@ def _holder_is_dead(holder: str | None) -> bool:
     return False
 
 
-class RefreshLock:
-    """Context manager holding a snapshot's refresh lease.
+class RunLock:
+    """Context manager holding the lease ``name``.
 
     :param catalog: the catalog.
-    :param snapshot: SN_NAME.
+    :param name: what is locked, e.g. ``snapshot:public.orders@dst``.
     :param run_id: this run's id.
+    :param what: the locked thing, for messages.
     """
 
-    def __init__(self, catalog: Catalog, snapshot: str, run_id: str, *, lease: timedelta = LEASE) -> None:
+    def __init__(self, catalog: Catalog, name: str, run_id: str, *, what: str, lease: timedelta = LEASE) -> None:
         self.catalog = catalog
-        self.snapshot = snapshot
+        self.name = name
         self.run_id = run_id
+        self.what = what
         self.lease = lease
         self.holder = this_holder()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def acquire(self) -> None:
-        record = self.catalog.snapshot(self.snapshot)
-        if record is None:
-            raise SnapshotNotFound(f"there is no snapshot {self.snapshot}")
-        current = record.sn_run_id
-        if current and current != self.run_id:
-            stale = _holder_is_dead(record.sn_run_holder) or (
-                record.sn_run_heartbeat is None or utcnow() - record.sn_run_heartbeat > self.lease
-            )
-            if not stale:
+        current = self.catalog.lock_holder(self.name)
+        expected = None
+        if current is not None:
+            run_id, holder, heartbeat = current
+            stale = holder_is_dead(holder) or utcnow() - heartbeat > self.lease
+            if not stale and run_id != self.run_id:
                 raise SnapshotBusy(
-                    f"snapshot {self.snapshot} is being refreshed by run {current} ({record.sn_run_holder}, "
-                    f"alive at {record.sn_run_heartbeat:%Y-%m-%d %H:%M:%S} UTC)",
-                    "wait for that refresh to end; a dead one is taken over after "
+                    f"{self.what} is busy with run {run_id} ({holder}, alive at {heartbeat:%Y-%m-%d %H:%M:%S} UTC)",
+                    "wait for that run to end; a dead one is taken over after "
                     f"{int(self.lease.total_seconds() // 60)} minutes",
                 )
-        if not self.catalog.take_run_lock(self.snapshot, expected=current, run_id=self.run_id, holder=self.holder):
-            raise SnapshotBusy(f"snapshot {self.snapshot} was locked by another refresh just now", "try again")
+            expected = run_id
+        if not self.catalog.take_lock(self.name, expected=expected, run_id=self.run_id, holder=self.holder):
+            raise SnapshotBusy(f"{self.what} was taken by another run just now", "try again")
         self._thread = threading.Thread(target=self._beat, name=f"snaprepl-heartbeat-{self.run_id}", daemon=True)
         self._thread.start()
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
-            self.catalog.heartbeat_run_lock(self.snapshot, self.run_id)
+            self.catalog.heartbeat_lock(self.name, self.run_id)
 
     def release(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self.catalog.release_run_lock(self.snapshot, self.run_id)
+        self.catalog.release_lock(self.name, self.run_id)
 
-    def __enter__(self) -> RefreshLock:
+    def __enter__(self) -> RunLock:
         self.acquire()
         return self
 
@@ -95,3 +96,7 @@ class RefreshLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def snapshot_lock_name(snapshot: str) -> str:
+    return f"snapshot:{snapshot}"

@@ -11,7 +11,7 @@ from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.failures import root_cause
 from snaprepl.refresh.incremental import refresh_incremental
-from snaprepl.refresh.lock import RefreshLock
+from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 
 
@@ -25,7 +25,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
     if snapshot is None:
         raise SnapshotNotFound(f"there is no snapshot {request.snapshot}", "`snaprepl status` lists the snapshots")
     started = time.monotonic()
-    with RefreshLock(catalog, snapshot.sn_name, request.run_id):
+    with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
         kind = INCREMENTAL if request.mode == INCREMENTAL and snapshot.incremental else COMPLETE
         catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
         ends = Endpoints.of(snapshot)

@@ -22,6 +22,7 @@ class Context:
     catalog: Catalog
     settings: Settings
     refresher: snapshots.Refresher = snapshots.submit_refresh
+    syncer: Any = None
 
 
 @singledispatch
@@ -99,7 +100,7 @@ def _(statement: ast.Call, ctx: Context) -> Any:
     args = [execute(a, ctx) if isinstance(a, ast.Call) else a for a in statement.args]
     _check_arity(function, statement.function, args)
     accepted = inspect.signature(function).parameters
-    context = {"catalog": ctx.catalog, "settings": ctx.settings, "refresher": ctx.refresher}
+    context = {"catalog": ctx.catalog, "settings": ctx.settings, "refresher": ctx.refresher, "syncer": ctx.syncer}
     kwargs = {k: v for k, v in context.items() if k in accepted}
     return function(*args, **kwargs)
 
@@ -134,6 +135,7 @@ def run_script(
     catalog: Catalog | None = None,
     settings: Settings | None = None,
     refresher: snapshots.Refresher | None = None,
+    syncer: Any = None,
 ) -> list[Any]:
     """Parse and run ``;``-separated statements in order; stop at the first failure.
 
@@ -145,6 +147,7 @@ def run_script(
         catalog if catalog is not None else Catalog.open(),
         settings or Settings.load(),
         refresher or snapshots.submit_refresh,
+        syncer,
     )
     results = []
     for number, statement in enumerate(statements, start=1):

@@ -73,8 +73,15 @@ class _ToAst(Transformer[Token, Any]):
     def table_ref(self, items: list[Any]) -> TableRef:
         conn = str(items[-1]) if isinstance(items[-1], Token) and items[-1].type == "CONN_ID" else None
         idents = [i for i in items if isinstance(i, Ident)]
-        schema, table = (idents[0], idents[1]) if len(idents) == 2 else (None, idents[0])
-        return TableRef(table=table, schema=schema, conn_id=conn or DEFAULT_CONN_ID, explicit_conn=conn is not None)
+        qualifier = idents[0] if len(idents) == 3 else None
+        schema = idents[-2] if len(idents) >= 2 else None
+        return TableRef(
+            table=idents[-1],
+            schema=schema,
+            conn_id=conn or DEFAULT_CONN_ID,
+            explicit_conn=conn is not None,
+            qualifier=qualifier,
+        )
 
     def table_ref_only(self, items: list[Any]) -> TableRef:
         return items[0]

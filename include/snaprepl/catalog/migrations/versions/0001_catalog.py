@@ -1,5 +1,5 @@
 """The SYS_* catalog: snapshots, snapshot logs, servers, publications, subscriptions,
-conflict resolvers, replay logs and the conflict ledger.
+conflict resolvers, replay logs, the conflict ledger and run locks.
 
 Revision ID: 0001
 Revises:
@@ -19,12 +19,22 @@ depends_on = None
 
 def upgrade() -> None:
     op.create_table(
-        "SYS_RPLOG",
+        "SYS_REPL_LOCK",
         sa.Column(
-            "TARGET",
+            "LOCK_NAME",
             sa.String(length=400),
             nullable=False,
-            comment="snapshot (SN_NAME) the entry was applied to",
+            comment="snapshot:<name>, pull:<item>, push:<item>:<server>, ...",
+        ),
+        sa.Column("RUN_ID", sa.String(length=64), nullable=False, comment="run holding the lock"),
+        sa.Column("HOLDER", sa.String(length=255), nullable=False, comment="host:pid of that run"),
+        sa.Column("HEARTBEAT", sa.DateTime(), nullable=False, comment="last sign of life of that run"),
+        sa.PrimaryKeyConstraint("LOCK_NAME"),
+    )
+    op.create_table(
+        "SYS_RPLOG",
+        sa.Column(
+            "TARGET", sa.String(length=400), nullable=False, comment="snapshot (SN_NAME) the entry was applied to"
         ),
         sa.Column("RLOG_ROWGUID", sa.String(length=255), nullable=False),
         sa.Column("SNAPTIME", sa.DateTime(), nullable=False),
@@ -42,12 +52,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "SYS_SNAPSHOT",
-        sa.Column(
-            "SN_NAME",
-            sa.String(length=400),
-            nullable=False,
-            comment="destination table: schema.table@conn_id",
-        ),
+        sa.Column("SN_NAME", sa.String(length=400), nullable=False, comment="destination table: schema.table@conn_id"),
         sa.Column("SN_QUERY", sa.Text(), nullable=False, comment="query whose result the destination holds"),
         sa.Column(
             "SN_LAST_TS",
@@ -56,10 +61,7 @@ def upgrade() -> None:
             comment="SNAPTIME of the last log group applied (source clock, UTC)",
         ),
         sa.Column(
-            "SN_IS_INCREMENTAL",
-            sa.Integer(),
-            nullable=True,
-            comment="NULL: nonincremental; otherwise incremental",
+            "SN_IS_INCREMENTAL", sa.Integer(), nullable=True, comment="NULL: nonincremental; otherwise incremental"
         ),
         sa.Column(
             "SN_SOURCE_TABLE",
@@ -79,10 +81,7 @@ def upgrade() -> None:
             comment="incremental: JSON list of chosen source columns (NULL = all)",
         ),
         sa.Column(
-            "SN_CONDITION",
-            sa.Text(),
-            nullable=True,
-            comment="incremental: WHERE condition in the source dialect",
+            "SN_CONDITION", sa.Text(), nullable=True, comment="incremental: WHERE condition in the source dialect"
         ),
         sa.Column("SN_KEY_COLUMNS", sa.Text(), nullable=True, comment="JSON list of the destination's key columns"),
         sa.Column(
@@ -107,9 +106,6 @@ def upgrade() -> None:
         sa.Column("SN_LAST_ROWS_DELETED", sa.BigInteger(), nullable=True),
         sa.Column("SN_LAST_ROWS_COPIED", sa.BigInteger(), nullable=True),
         sa.Column("SN_LAST_DURATION_S", sa.Float(), nullable=True),
-        sa.Column("SN_RUN_ID", sa.String(length=64), nullable=True, comment="refresh holding the snapshot's lock"),
-        sa.Column("SN_RUN_HOLDER", sa.String(length=255), nullable=True, comment="host:pid of that refresh"),
-        sa.Column("SN_RUN_HEARTBEAT", sa.DateTime(), nullable=True, comment="last sign of life of that refresh"),
         sa.PrimaryKeyConstraint("SN_NAME"),
         sa.UniqueConstraint("SN_DEST_CONN", "SN_DEST_SCHEMA", "SN_DEST_TABLE", name="uq_sys_snapshot_dest"),
     )
@@ -124,14 +120,12 @@ def upgrade() -> None:
         sa.Column("CF_CURRENT", sa.Text(), nullable=True, comment="JSON publisher row at the time"),
         sa.Column("CF_RESOLVER", sa.String(length=500), nullable=True, comment="resolver that decided, or 'default'"),
         sa.Column(
-            "CF_DECISION",
-            sa.Integer(),
-            nullable=False,
-            comment="1 sub wins, 2 sub wins changed, 3 pub wins, 4 ignore",
+            "CF_DECISION", sa.Integer(), nullable=False, comment="1 sub wins, 2 sub wins changed, 3 pub wins, 4 ignore"
         ),
         sa.Column("CF_LOSER", sa.Text(), nullable=True, comment="JSON of the losing row"),
         sa.Column("CF_AT", sa.DateTime(), nullable=False),
         sa.Column("CF_NOTIFIED", sa.Boolean(), nullable=False),
+        sa.Column("CF_RUN_ID", sa.String(length=64), nullable=True, comment="sync run that met the conflict"),
         sa.PrimaryKeyConstraint("CF_ID"),
     )
     op.create_index("ix_sys_snapshot_conflict_item_at", "SYS_SNAPSHOT_CONFLICT", ["CF_ITEM", "CF_AT"], unique=False)
@@ -167,10 +161,7 @@ def upgrade() -> None:
         sa.Column("SNL_OBJECTS", sa.Text(), nullable=False, comment="JSON: names of the log's database objects"),
         sa.Column("SNL_KIND", sa.String(length=20), nullable=False, comment="snapshot, or bidir for publications"),
         sa.Column(
-            "SNL_PURGED_BEFORE",
-            sa.DateTime(),
-            nullable=True,
-            comment="entries older than this may have been purged",
+            "SNL_PURGED_BEFORE", sa.DateTime(), nullable=True, comment="entries older than this may have been purged"
         ),
         sa.Column("SNL_LAST_PURGE_AT", sa.DateTime(), nullable=True),
         sa.Column("SNL_CREATED_AT", sa.DateTime(), nullable=False),
@@ -189,6 +180,12 @@ def upgrade() -> None:
         sa.Column("SP_SERVER", sa.String(length=255), nullable=False, comment="replication name of the publisher"),
         sa.Column("SP_SCHEDULE", sa.String(length=100), nullable=True),
         sa.Column("SP_LAST_SYNC_AT", sa.DateTime(), nullable=True),
+        sa.Column(
+            "SP_ROWS_PER_COMMIT",
+            sa.Integer(),
+            nullable=True,
+            comment="rows per commit of syncs (never splitting a SNAPTIME group)",
+        ),
         sa.Column("SP_LAST_STATUS", sa.String(length=20), nullable=True),
         sa.Column("SP_LAST_ERROR", sa.Text(), nullable=True),
         sa.Column("SP_CREATED_AT", sa.DateTime(), nullable=False),
@@ -201,20 +198,16 @@ def upgrade() -> None:
         sa.Column("SS_TYPE", sa.Integer(), nullable=False),
         sa.Column("SS_LAST_PULL_TS", sa.DateTime(), nullable=True, comment="subscriber clock: last SNAPTIME pulled"),
         sa.Column("SS_LAST_PUSH_TS", sa.DateTime(), nullable=True, comment="publisher clock: last SNAPTIME pushed"),
-        sa.Column(
-            "SS_SCHEMA",
-            sa.String(length=255),
-            nullable=True,
-            comment="schema of the replica on the subscriber",
-        ),
+        sa.Column("SS_SCHEMA", sa.String(length=255), nullable=True, comment="schema of the replica on the subscriber"),
         sa.Column("SS_TABLE", sa.String(length=255), nullable=True, comment="name of the replica on the subscriber"),
         sa.Column(
-            "SS_INIT_STATE",
-            sa.String(length=20),
-            nullable=True,
-            comment="NULL, running or done (REPL_INIT_SNAPSHOT)",
+            "SS_INIT_STATE", sa.String(length=20), nullable=True, comment="NULL, running or done (REPL_INIT_SNAPSHOT)"
         ),
         sa.Column("SS_INIT_BM", sa.Text(), nullable=True, comment="bookmark of an unfinished initial copy"),
+        sa.Column("SS_LAST_PULL_AT", sa.DateTime(), nullable=True),
+        sa.Column("SS_LAST_PUSH_AT", sa.DateTime(), nullable=True),
+        sa.Column("SS_LAST_STATUS", sa.String(length=20), nullable=True),
+        sa.Column("SS_LAST_ERROR", sa.Text(), nullable=True),
         sa.Column("SS_CREATED_AT", sa.DateTime(), nullable=False),
         sa.PrimaryKeyConstraint("SS_SERVER", "SS_ITEM", "SS_TYPE"),
     )
@@ -251,3 +244,4 @@ def downgrade() -> None:
     op.drop_index("ix_sys_rplog_target_snaptime", table_name="SYS_RPLOG")
 
     op.drop_table("SYS_RPLOG")
+    op.drop_table("SYS_REPL_LOCK")

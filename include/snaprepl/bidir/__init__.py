@@ -1,0 +1,1 @@
+"""Bi-directional snapshot replication: one publisher, many subscribers (SEMANTICS section 6)."""

@@ -1,0 +1,119 @@
+"""The sync job that ``spark-submit`` runs for a publication (see :mod:`snaprepl.bidir.sync`).
+
+Actions: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one subscriber: the
+tasks of a publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded subscriber, in
+name order, then push to every one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
+ACTIONS = ("init", "pull", "push", "sync")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="sync_publication", description="Sync one snaprepl publication.")
+    parser.add_argument("--item", required=True, help="SP_ITEM of the publication")
+    parser.add_argument("--action", choices=ACTIONS, required=True)
+    parser.add_argument("--server", help="subscriber (init, pull, push)")
+    parser.add_argument("--rows-per-commit", type=int, default=100)
+    parser.add_argument("--tolerance-minutes", type=int, default=15)
+    parser.add_argument("--commit-rows", type=int, default=50_000)
+    parser.add_argument("--catalog-conn", default="snaprepl_catalog")
+    parser.add_argument("--run-id", default=None)
+    return parser.parse_args(argv)
+
+
+def run(spark: Any, args: argparse.Namespace, catalog: Any) -> list[Any]:
+    """Run the job's action; return one outcome per step."""
+    from snaprepl.bidir.sync import PublicationSync
+    from snaprepl.catalog.store import utcnow
+    from snaprepl.errors import ReplicationError
+
+    run_id = args.run_id or uuid.uuid4().hex
+    sync = PublicationSync(
+        spark, catalog, args.item, run_id, tolerance_minutes=args.tolerance_minutes, commit_rows=args.commit_rows
+    )
+    try:
+        if args.action in {"init", "pull", "push"} and not args.server:
+            raise ReplicationError(f"the {args.action} action needs --server")
+        if args.action == "init":
+            return [sync.init(args.server, args.rows_per_commit)]
+        if args.action == "pull":
+            return [_step(catalog, sync, args.server, sync.pull)]
+        if args.action == "push":
+            return [_step(catalog, sync, args.server, sync.push)]
+        outcomes = []
+        loaded = [s.ss_server for s in catalog.subscriptions(args.item) if s.ss_init_state == "done"]
+        try:
+            for server in loaded:
+                outcomes.append(_step(catalog, sync, server, sync.pull))
+            for server in loaded:
+                outcomes.append(_step(catalog, sync, server, sync.push))
+        except BaseException as err:
+            catalog.update_publication(
+                args.item, sp_last_status="failed", sp_last_error=str(err)[:4000], sp_last_sync_at=utcnow()
+            )
+            raise
+        catalog.update_publication(args.item, sp_last_status="succeeded", sp_last_error=None, sp_last_sync_at=utcnow())
+        return outcomes
+    finally:
+        sync.dispose()
+
+
+def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
+    try:
+        outcome = action(server)
+    except BaseException as err:
+        catalog.update_subscription(server, sync.item, ss_last_status="failed", ss_last_error=str(err)[:4000])
+        raise
+    catalog.update_subscription(server, sync.item, ss_last_status="succeeded", ss_last_error=None)
+    return outcome
+
+
+def _write_result(payload: dict[str, Any]) -> None:
+    path = os.environ.get(RESULT_FILE_ENV)
+    if path:
+        Path(path).write_text(json.dumps(payload, default=str))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from snaprepl.catalog.store import Catalog
+    from snaprepl.connections import get_connection
+    from snaprepl.errors import SnapreplError
+    from snaprepl.refresh.failures import root_cause
+    from snaprepl.spark.session import build_session
+
+    args = parse_args(argv)
+    spark = None
+    try:
+        catalog = Catalog.from_connection(get_connection(args.catalog_conn))
+        spark = build_session(f"snaprepl-sync-{args.action}")
+        outcomes = run(spark, args, catalog)
+        _write_result({"ok": True, "outcomes": [o.to_dict() for o in outcomes]})
+        return 0
+    except SnapreplError as err:
+        _write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})
+        print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as err:
+        traceback.print_exc()
+        _write_result({"ok": False, "error": {"type": "ReplicationError", "message": root_cause(err), "hint": None}})
+        return 1
+    finally:
+        if spark is not None:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

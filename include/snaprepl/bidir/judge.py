@@ -1,0 +1,117 @@
+"""What the publisher does with one change pulled from a subscriber (SEMANTICS section 6), as a pure
+function of the change, the publisher's current row and the resolvers.
+
+* insert of a key the publisher has -> uniqueness conflict ('I' resolvers, default publisher wins);
+* update based on a version the publisher no longer has -> update conflict ('U', default publisher wins);
+* update of a missing row, or delete of a missing row or of another version -> delete conflict
+  ('D', default ignore);
+* an incoming version equal to the publisher's current one is already applied: nothing to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from snaprepl.bidir.resolvers import Decision, Resolver, decide
+from snaprepl.dialects.base import BIDIR
+
+ROWGUID = BIDIR.rowguid
+
+
+@dataclass(frozen=True)
+class Change:
+    """One logged change as a pull sees it.
+
+    :param op: 'I', 'U' or 'D' as logged (folded).
+    :param key: the key's values, in key order.
+    :param old: OLD_ROWGUID: the version the change was based on (None for inserts).
+    :param row: the subscriber's current row (with ROWGUID), or None if it has none.
+    """
+
+    op: str
+    key: tuple[Any, ...]
+    old: str | None
+    row: dict[str, Any] | None
+
+
+@dataclass
+class Verdict:
+    """What to do on the publisher.
+
+    :param action: ``noop`` (already there), ``write`` (insert or update ``row``), ``delete``,
+        ``reassert`` (send the publisher's own state to everyone) or ``ignore``.
+    :param origin: ORIGIN of the publisher's log entry: the subscriber, or the publisher (everyone
+        receives it, the originator too).
+    """
+
+    action: str
+    row: dict[str, Any] | None = None
+    origin: str = ""
+    conflict: str | None = None
+    decision: Decision | None = None
+    resolver: str | None = None
+    incoming: dict[str, Any] | None = field(default=None)
+
+
+def judge(
+    change: Change,
+    current: Mapping[str, Any] | None,
+    resolvers: Mapping[str, list[tuple[str, Resolver]]],
+    *,
+    origin: str,
+    publisher: str,
+    key_columns: list[str],
+    new_version: Callable[[], str],
+) -> Verdict:
+    """Decide what the publisher does with ``change`` from subscriber ``origin``.
+
+    :param current: the publisher's row for the key (with ROWGUID), or None.
+    :param resolvers: by conflict type, in CR_ORDER.
+    :param new_version: makes a fresh '<publisher>@<uuid>' (for code 2).
+    """
+    op = change.op
+    if op in {"I", "U"} and change.row is None:
+        # Deleted at the subscriber after the pull marked the entry: the change that reaches us is a delete.
+        op = "D"
+    mine = current.get(ROWGUID) if current is not None else None
+    if op in {"I", "U"}:
+        incoming = change.row or {}
+        if mine is not None and mine == incoming.get(ROWGUID):
+            return Verdict("noop")
+        if current is None:
+            if op == "I":
+                return Verdict("write", row=dict(incoming), origin=origin)
+            kind = "D"  # an update of a row the publisher does not have
+        elif op == "U" and mine == change.old:
+            return Verdict("write", row=dict(incoming), origin=origin)
+        else:
+            kind = op
+    else:
+        if current is not None and mine == change.old:
+            return Verdict("delete", origin=origin)
+        kind = "D"
+
+    presented = dict(change.row) if kind != "D" and change.row else dict(zip(key_columns, change.key, strict=True))
+    decision, name = decide(list(resolvers.get(kind, [])), presented, origin, dict(current) if current else None, kind)
+    verdict = Verdict("ignore", conflict=kind, decision=decision, resolver=name, incoming=change.row)
+    if decision is Decision.IGNORE:
+        return verdict
+    if decision is Decision.PUBLISHER_WINS:
+        verdict.action, verdict.origin = "reassert", publisher
+        return verdict
+    if op == "D":
+        verdict.action = "delete" if current is not None else "noop"
+        verdict.origin = origin if decision is Decision.SUBSCRIBER_WINS else publisher
+        return verdict
+    row = dict(change.row or {})
+    if decision is Decision.SUBSCRIBER_WINS_CHANGED:
+        if kind != "D":
+            row.update(presented)  # the resolver's changes
+        row[ROWGUID] = new_version()
+        verdict.origin = publisher
+    else:
+        verdict.origin = origin
+    verdict.action, verdict.row = "write", row
+    return verdict

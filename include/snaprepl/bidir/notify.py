@@ -1,0 +1,75 @@
+"""Telling owners about losing rows: conflicts of the ledger go to an Airflow notifier.
+
+``[snaprepl] conflict_notifier``: ``log`` (default: a warning per conflict in the task's or the
+command's log), ``email`` (the SMTP provider's notifier to ``conflict_email_to`` over connection
+``smtp_conn_id``), or the import path ``package.module:Class`` of any Airflow ``BaseNotifier``
+(built with no arguments). Notifiers are called with a context whose ``conflicts`` are the ledger's
+rows; a conflict is notified once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from airflow.sdk import BaseNotifier
+
+from snaprepl.catalog.store import Catalog
+from snaprepl.errors import InvalidArgument
+from snaprepl.settings import Settings
+
+DECISIONS = {1: "subscriber wins", 2: "subscriber wins (changed)", 3: "publisher wins", 4: "ignored"}
+log = logging.getLogger("snaprepl.conflicts")
+
+
+def describe(conflict: dict[str, Any]) -> str:
+    return (
+        f"{conflict['CF_ITEM']}: '{conflict['CF_TYPE']}' conflict on key {conflict['CF_KEY']} from "
+        f"{conflict['CF_ORIGIN']}: {DECISIONS.get(conflict['CF_DECISION'], conflict['CF_DECISION'])} "
+        f"(by {conflict['CF_RESOLVER']}); losing row: {conflict['CF_LOSER']}"
+    )
+
+
+class LogConflictNotifier(BaseNotifier):
+    """Logs every conflict as a warning."""
+
+    def notify(self, context: Any) -> None:
+        for conflict in context.get("conflicts", []):
+            log.warning("%s", describe(conflict))
+
+
+def build_notifier(settings: Settings) -> BaseNotifier:
+    choice = settings.conflict_notifier.strip()
+    if choice == "log":
+        return LogConflictNotifier()
+    if choice == "email":
+        from airflow.providers.smtp.notifications.smtp import SmtpNotifier
+
+        if not settings.conflict_email_to:
+            raise InvalidArgument("conflict_notifier = email needs [snaprepl] conflict_email_to")
+        return SmtpNotifier(
+            to=[a.strip() for a in settings.conflict_email_to.split(",") if a.strip()],
+            subject="snaprepl: {{ conflicts | length }} replication conflicts",
+            html_content="<ul>{% for c in conflicts %}<li>{{ describe(c) }}</li>{% endfor %}</ul>",
+            smtp_conn_id=settings.smtp_conn_id,
+        )
+    module_name, _, name = choice.partition(":")
+    try:
+        notifier = getattr(importlib.import_module(module_name), name)()
+    except (ImportError, AttributeError, TypeError, ValueError) as err:
+        raise InvalidArgument(f"conflict notifier {choice!r} cannot be built: {err}") from None
+    if not isinstance(notifier, BaseNotifier):
+        raise InvalidArgument(f"conflict notifier {choice!r} is not an Airflow BaseNotifier")
+    return notifier
+
+
+def notify_conflicts(catalog: Catalog, settings: Settings) -> int:
+    """Send the ledger's conflicts not notified yet; return how many."""
+    conflicts = catalog.conflicts(unnotified=True)
+    if not conflicts:
+        return 0
+    notifier = build_notifier(settings)
+    notifier({"conflicts": conflicts, "describe": describe})
+    catalog.mark_notified([c["CF_ID"] for c in conflicts])
+    return len(conflicts)

@@ -1,0 +1,47 @@
+"""Purging the update replay log (REPL_PURGE_URPLOGS) and publishers' logs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from snaprepl.catalog.store import Catalog, LogRecord
+from snaprepl.settings import Settings
+
+
+@dataclass(frozen=True)
+class PurgedUrplogs:
+    deleted: dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"update replay logs purged: {sum(self.deleted.values())} entries in {len(self.deleted)} directions"
+
+
+def purge_urplogs(*, catalog: Catalog, settings: Settings) -> PurgedUrplogs:
+    """Per publication, subscriber and direction, delete entries older than that direction's own
+    watermark (SS_LAST_PUSH_TS publisher to subscriber, SS_LAST_PULL_TS subscriber to publisher) minus
+    ``snp_repl_purge_offset``."""
+    offset = timedelta(minutes=settings.snp_repl_purge_offset)
+    deleted: dict[str, int] = {}
+    for publication in catalog.publications():
+        for sub in catalog.subscriptions(publication.sp_item):
+            if sub.ss_last_push_ts is not None:
+                direction = f"{publication.sp_item}: {publication.sp_server} -> {sub.ss_server}"
+                deleted[direction] = catalog.purge_urplog(
+                    publication.sp_item, publication.sp_server, sub.ss_server, sub.ss_last_push_ts - offset
+                )
+            if sub.ss_last_pull_ts is not None:
+                direction = f"{publication.sp_item}: {sub.ss_server} -> {publication.sp_server}"
+                deleted[direction] = catalog.purge_urplog(
+                    publication.sp_item, sub.ss_server, publication.sp_server, sub.ss_last_pull_ts - offset
+                )
+    return PurgedUrplogs(deleted)
+
+
+def publisher_log_cutoff(catalog: Catalog, record: LogRecord, tolerance: timedelta) -> tuple[datetime | None, str]:
+    """Entries of a publisher's log older than this are pushed to every loaded subscriber: min over them of
+    SS_LAST_PUSH_TS minus the tolerance. None when no subscriber is loaded (nothing is purged then)."""
+    loaded = [s for s in catalog.subscriptions(record.snl_source) if s.ss_last_push_ts is not None]
+    if not loaded:
+        return None, "no loaded subscriber: nothing purged"
+    return min(s.ss_last_push_ts for s in loaded) - tolerance, ""  # type: ignore[operator]
