@@ -10,11 +10,18 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, task
+from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, task
 
-from snaprepl.airflow.naming import LOG_PURGE_DAG, RPLOG_PURGE_DAG, slug, snapshot_dag_id
-from snaprepl.airflow.operators import MODES, NONINCREMENTAL, SnapshotRefreshOperator
-from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
+from snaprepl.airflow.naming import (
+    LOG_PURGE_DAG,
+    RPLOG_PURGE_DAG,
+    URPLOG_PURGE_DAG,
+    publication_dag_id,
+    slug,
+    snapshot_dag_id,
+)
+from snaprepl.airflow.operators import MODES, NONINCREMENTAL, ReplicationSyncOperator, SnapshotRefreshOperator
+from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.settings import Settings
 
 TAG = "snaprepl"
@@ -132,6 +139,66 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
     return dag
 
 
+def publication_dag(publication: PublicationRecord, subscriptions: list[SubscriptionRecord]) -> DAG | None:
+    """Pull each loaded subscriber in name order (each pull writes to the publisher), then push to all
+    in parallel. Subscribers appear once REPL_INIT_SNAPSHOT has loaded them."""
+    loaded = sorted(s.ss_server for s in subscriptions if s.ss_init_state == "done")
+    if not loaded:
+        return None
+    with DAG(
+        dag_id=publication_dag_id(publication.sp_item),
+        description=f"sync snaprepl publication {publication.sp_item}",
+        schedule=timetable(publication.sp_schedule),
+        start_date=START,
+        catchup=False,
+        max_active_runs=1,
+        default_args=DEFAULT_ARGS,
+        tags=[TAG, "publication"],
+        doc_md=(
+            f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
+            f"subscribers {', '.join(f'`{s}`' for s in loaded)}. Each subscriber's changes are pulled into the "
+            "publisher with conflict resolution, one subscriber after another; then the publisher's log is "
+            "pushed to every subscriber except each change's originator (REPL_UPDATE_SNAPSHOT).\n"
+        ),
+    ) as dag:
+        pulls = [
+            ReplicationSyncOperator(task_id=f"pull__{slug(s)}", item=publication.sp_item, action="pull", server=s)
+            for s in loaded
+        ]
+        pushes = [
+            ReplicationSyncOperator(task_id=f"push__{slug(s)}", item=publication.sp_item, action="push", server=s)
+            for s in loaded
+        ]
+        chain(*pulls)
+        pulls[-1] >> pushes
+    return dag
+
+
+def update_replay_log_purge_dag(settings: Settings) -> DAG:
+    with DAG(
+        dag_id=URPLOG_PURGE_DAG,
+        description="purge snaprepl update replay logs (REPL_PURGE_URPLOGS)",
+        schedule=timetable(settings.urplog_purge_schedule),
+        start_date=START,
+        catchup=False,
+        max_active_runs=1,
+        default_args=DEFAULT_ARGS,
+        tags=[TAG, "purge"],
+        doc_md="Per publication, subscriber and direction, deletes update replay log entries older than that "
+        "direction's watermark minus `snp_repl_purge_offset`.",
+    ) as dag:
+
+        @task(task_id="purge_update_replay_logs")
+        def purge() -> dict[str, int]:
+            from snaprepl.bidir.purge import purge_urplogs
+
+            settings = Settings.load()
+            return purge_urplogs(catalog=Catalog.open(settings), settings=settings).deleted
+
+        purge()
+    return dag
+
+
 def build_dags(catalog: Catalog | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Every snaprepl DAG, by DAG id, from the catalog's current content."""
     settings = settings or Settings.load()
@@ -140,6 +207,13 @@ def build_dags(catalog: Catalog | None = None, settings: Settings | None = None)
     for record in catalog.snapshots():
         dag = snapshot_dag(record)
         dags[dag.dag_id] = dag
+    publications = catalog.publications()
+    for publication in publications:
+        dag = publication_dag(publication, catalog.subscriptions(publication.sp_item))
+        if dag is not None:
+            dags[dag.dag_id] = dag
+    if publications:
+        dags[URPLOG_PURGE_DAG] = update_replay_log_purge_dag(settings)
     logs = catalog.logs()
     if logs:
         dags[RPLOG_PURGE_DAG] = replay_log_purge_dag(settings)

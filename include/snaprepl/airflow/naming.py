@@ -6,6 +6,7 @@ import re
 
 RPLOG_PURGE_DAG = "snaprepl_purge_replay_logs"
 LOG_PURGE_DAG = "snaprepl_purge_snapshot_logs"
+URPLOG_PURGE_DAG = "snaprepl_purge_update_replay_logs"
 
 
 def slug(text: str) -> str:
@@ -17,3 +18,8 @@ def snapshot_dag_id(name: str) -> str:
     table, _, conn = name.rpartition("@")
     schema, _, table = table.partition(".")
     return f"snaprepl_refresh__{slug(conn)}__{slug(schema)}__{slug(table)}"
+
+
+def publication_dag_id(item: str) -> str:
+    """DAG id of a publication's sync DAG: ``snaprepl_sync__<conn>__<schema>__<table>``."""
+    return snapshot_dag_id(item).replace("snaprepl_refresh__", "snaprepl_sync__", 1)
