@@ -203,18 +203,23 @@ def _item_ref(item: str) -> Any:
 def repl_snp_server(
     dsn: str, user: str | None = None, password: str | None = None, *, catalog: Catalog | None = None
 ) -> str:
-    """``REPL_SNP_SERVER(conn_id)``: register a replication server; return its unique replication name.
+    """``REPL_SNP_SERVER(conn_id[, user, password])``: register a replication server; return its unique
+    replication name.
 
-    :param dsn: the Airflow connection id of the server. Credentials belong to that connection: the
-        seed's user and password arguments are refused rather than written into a statement.
+    :param dsn: the Airflow connection id of the server.
+    :param user: accepted so the seed's calls run as written, but credentials belong to the
+        connection: the user and password given here are neither used nor stored.
     """
+    import logging
+
     from snaprepl.bidir.servers import register_server
-    from snaprepl.errors import InvalidArgument
 
     if user is not None or password is not None:
-        raise InvalidArgument(
-            "REPL_SNP_SERVER takes an Airflow connection id; credentials stay in the connection",
-            f"define connection '{dsn}' with its login and password and call REPL_SNP_SERVER('{dsn}')",
+        logging.getLogger("snaprepl").warning(
+            "REPL_SNP_SERVER('%s', ...): the user and password arguments are ignored and not stored; "
+            "snaprepl connects with the login of Airflow connection '%s'",
+            dsn,
+            dsn,
         )
     return register_server(dsn, catalog=_catalog(catalog))
 

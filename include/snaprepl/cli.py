@@ -93,9 +93,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         from snaprepl.statements.executor import run_script
 
-        # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
-        os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if args.verbose else "WARNING"
-
         for result in run_script(_read_statements(args)):
             if result is not None:
                 print(result)
@@ -127,9 +124,23 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)  # argparse only accepts the commands above
 
 
+def _configure_logging(verbose: bool) -> None:
+    """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines)."""
+    # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
+    os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if verbose else "WARNING"
+    logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
+    import airflow  # noqa: F401  (configures logging: a handler on stdout)
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
+            handler.setStream(sys.stderr)
+    # Airflow warns once about any short value in a connection's extra (e.g. a qualifier): not news here.
+    logging.getLogger("airflow._shared.secrets_masker.secrets_masker").setLevel(logging.ERROR)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
+    _configure_logging(bool(getattr(args, "verbose", False)))
     try:
         return _run(args)
     except SnapreplError as err:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.errors import SnapreplError
@@ -55,6 +56,89 @@ def _pending(snapshot: SnapshotRecord, log: LogRecord | None) -> dict[str, Any]:
         return {"rows": int(rows), "error": None}
     except Exception as err:
         return {"rows": None, "error": f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"}
+
+
+def _count(conn_id: str, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``{"rows": n}`` of a COUNT query on a connection, or why it could not be read."""
+    try:
+        with Database.for_conn_id(conn_id).session() as session:
+            return {"rows": int(session.query(sql, params)[0][0]), "error": None}
+    except Exception as err:  # an unreachable server must not hide the rest of the report
+        return {"rows": None, "error": f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"}
+
+
+def _to_push(log: LogRecord, server: str, since: datetime | None) -> dict[str, Any]:
+    """Entries of the publisher's log the next push to ``server`` reads (newer than its watermark)."""
+    from snaprepl.dialects.base import BIDIR
+    from snaprepl.lookup import dialect_of
+
+    dialect = dialect_of(log.snl_conn)
+    q = dialect.quote
+    sql = (
+        f"SELECT COUNT(*) FROM {dialect.qualified(log.snl_schema, log.snl_rlog)} "
+        f"WHERE {q(BIDIR.origin)} <> {dialect.literal(server)}"
+    )
+    if since is None:
+        return _count(log.snl_conn, sql)
+    sql += f" AND {q(dialect.log_columns.snaptime)} > :since"
+    return _count(log.snl_conn, sql, {"since": dialect.snaptime_param(since)})
+
+
+def _publications(catalog: Catalog, locks: dict[str, tuple[str, str, datetime]], probe: bool) -> list[dict[str, Any]]:
+    from snaprepl.airflow.naming import publication_dag_id
+
+    servers = {s.server: s.db_address for s in catalog.servers()}
+    out = []
+    for publication in catalog.publications():
+        log = catalog.log(publication.sp_item)
+        subscribers = []
+        for sub in catalog.subscriptions(publication.sp_item):
+            replica = f"{sub.ss_schema}.{sub.ss_table}@{servers.get(sub.ss_server, '?')}"
+            entry: dict[str, Any] = {
+                "server": sub.ss_server,
+                "replica": replica,
+                "loaded": sub.ss_init_state == "done",
+                "init_state": sub.ss_init_state,
+                "last_pull_at": _iso(sub.ss_last_pull_at),
+                "last_push_at": _iso(sub.ss_last_push_at),
+                "last_pull_ts": _iso(sub.ss_last_pull_ts),
+                "last_push_ts": _iso(sub.ss_last_push_ts),
+                "status": sub.ss_last_status,
+                "error": sub.ss_last_error,
+                "running": _running(locks, f"push:{publication.sp_item}:{sub.ss_server}"),
+            }
+            replica_log = catalog.log(replica)
+            if probe and replica_log is not None:
+                dialect = Database.for_conn_id(replica_log.snl_conn).dialect
+                rlog = dialect.qualified(replica_log.snl_schema, replica_log.snl_rlog)
+                entry["to_pull"] = _count(replica_log.snl_conn, f"SELECT COUNT(*) FROM {rlog}")
+            if probe and log is not None and entry["loaded"]:
+                entry["to_push"] = _to_push(log, sub.ss_server, sub.ss_last_push_ts)
+            subscribers.append(entry)
+        out.append(
+            {
+                "item": publication.sp_item,
+                "publisher": publication.sp_server,
+                "schedule": publication.sp_schedule,
+                "dag_id": publication_dag_id(publication.sp_item),
+                "last_sync": {
+                    "at": _iso(publication.sp_last_sync_at),
+                    "status": publication.sp_last_status,
+                    "error": publication.sp_last_error,
+                },
+                "running": _running(locks, f"pull:{publication.sp_item}"),
+                "resolvers": [
+                    {
+                        "type": r.cr_type,
+                        "order": r.cr_order,
+                        "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
+                    }
+                    for r in catalog.resolvers(publication.sp_item)
+                ],
+                "subscribers": subscribers,
+            }
+        )
+    return out
 
 
 def _running(locks: dict[str, tuple[str, str, datetime]], name: str) -> dict[str, Any] | None:
@@ -138,6 +222,12 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
         },
         "snapshot_logs": logs,
         "snapshots": snapshot_entries,
+        "servers": [{"server": s.server, "conn_id": s.db_address} for s in catalog.servers()],
+        "publications": _publications(catalog, locks, probe),
+        "conflicts": [
+            {**c, "last_at": _iso(c["last_at"]), "decision": DECISIONS.get(c["decision"], c["decision"])}
+            for c in catalog.conflict_summary()
+        ],
     }
 
 
@@ -147,7 +237,8 @@ def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     cells = [[("" if v is None else str(v)) for v in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
     line = "  ".join("-" * w for w in widths)
-    out = [f"{title}:", "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), line]
+    header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    out = [f"{title}:", header, line]
     out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
     return "\n".join(out)
 
@@ -208,6 +299,67 @@ def render_text(status: dict[str, Any]) -> str:
             "snapshots",
             ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "DAG"],
             snapshot_rows,
+        )
+    )
+    parts.append(
+        _table(
+            "replication servers", ["server", "connection"], [[s["server"], s["conn_id"]] for s in status["servers"]]
+        )
+    )
+    pub_rows = []
+    for publication in status["publications"]:
+        last = publication["last_sync"]
+        outcome = last["status"] or "never"
+        if last["status"]:
+            outcome = f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
+        resolvers = ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"])
+        pub_rows.append(
+            [
+                publication["item"],
+                publication["publisher"],
+                publication["schedule"] or "manual",
+                outcome,
+                resolvers or "defaults",
+                publication["dag_id"],
+            ]
+        )
+    parts.append(
+        _table("publications", ["publication", "publisher", "schedule", "last sync", "resolvers", "DAG"], pub_rows)
+    )
+    sub_rows = []
+    for publication in status["publications"]:
+        for sub in publication["subscribers"]:
+            to_pull, to_push = sub.get("to_pull") or {}, sub.get("to_push") or {}
+            state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
+            if sub["error"]:
+                state += f": {sub['error'][:80]}"
+            sub_rows.append(
+                [
+                    publication["item"],
+                    sub["server"],
+                    sub["replica"],
+                    state,
+                    sub["last_pull_at"],
+                    sub["last_push_at"],
+                    to_pull.get("error") or to_pull.get("rows"),
+                    to_push.get("error") or to_push.get("rows"),
+                ]
+            )
+    parts.append(
+        _table(
+            "subscriptions",
+            ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push"],
+            sub_rows,
+        )
+    )
+    parts.append(
+        _table(
+            "conflicts",
+            ["publication", "type", "decision", "count", "not notified", "last"],
+            [
+                [c["item"], c["type"], c["decision"], c["count"], c["unnotified"], c["last_at"]]
+                for c in status["conflicts"]
+            ],
         )
     )
     return "\n\n".join(parts)

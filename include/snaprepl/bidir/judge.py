@@ -5,7 +5,8 @@ function of the change, the publisher's current row and the resolvers.
 * update based on a version the publisher no longer has -> update conflict ('U', default publisher wins);
 * update of a missing row, or delete of a missing row or of another version -> delete conflict
   ('D', default ignore);
-* an incoming version equal to the publisher's current one is already applied: nothing to do.
+* an incoming version equal to the publisher's current one is already applied: nothing to do; so is
+  a delete whose own version is the one the publisher logged for the key's deletion.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ class Change:
     :param key: the key's values, in key order.
     :param old: OLD_ROWGUID: the version the change was based on (None for inserts).
     :param row: the subscriber's current row (with ROWGUID), or None if it has none.
+    :param version: the entry's RLOG_ROWGUID (for a delete, the version id the delete made).
     """
 
     op: str
     key: tuple[Any, ...]
     old: str | None
     row: dict[str, Any] | None
+    version: str | None = None
 
 
 @dataclass
@@ -64,12 +67,15 @@ def judge(
     publisher: str,
     key_columns: list[str],
     new_version: Callable[[], str],
+    tombstone: str | None = None,
 ) -> Verdict:
     """Decide what the publisher does with ``change`` from subscriber ``origin``.
 
     :param current: the publisher's row for the key (with ROWGUID), or None.
     :param resolvers: by conflict type, in CR_ORDER.
     :param new_version: makes a fresh '<publisher>@<uuid>' (for code 2).
+    :param tombstone: when the publisher has no row for the key, the version id of the delete its log
+        holds for it: equal to a delete's own version, the delete is already applied.
     """
     op = change.op
     if op in {"I", "U"} and change.row is None:
@@ -91,6 +97,8 @@ def judge(
     else:
         if current is not None and mine == change.old:
             return Verdict("delete", origin=origin)
+        if current is None and tombstone is not None and tombstone == change.version:
+            return Verdict("noop")
         kind = "D"
 
     presented = dict(change.row) if kind != "D" and change.row else dict(zip(key_columns, change.key, strict=True))

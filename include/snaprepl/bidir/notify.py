@@ -15,11 +15,11 @@ from typing import Any
 
 from airflow.sdk import BaseNotifier
 
+from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument
 from snaprepl.settings import Settings
 
-DECISIONS = {1: "subscriber wins", 2: "subscriber wins (changed)", 3: "publisher wins", 4: "ignored"}
 log = logging.getLogger("snaprepl.conflicts")
 
 

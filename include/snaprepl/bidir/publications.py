@@ -119,7 +119,7 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
     with_rowguid = TableInfo(info.table, (*data_columns, Column(BIDIR.rowguid, dialect.rowguid_type)))
     run_ddl(
         database,
-        [*steps, *dialect.create_bidir_log_ddl(with_rowguid, objects, server)],
+        [*steps, *dialect.create_bidir_log_ddl(with_rowguid, objects, server, publisher=True)],
         f"the publication of {info.table}",
     )
     record = PublicationRecord(
@@ -208,7 +208,7 @@ def create_subscription(server: str, item: TableRef, kind: int, *, catalog: Cata
             dialect.create_table_sql(table.schema, table.table, columns, key),
             dialect.drop_table_sql(table.schema, table.table),
         ),
-        *dialect.create_bidir_log_ddl(info, objects, server),
+        *dialect.create_bidir_log_ddl(info, objects, server, publisher=False),
     ]
     run_ddl(subscriber, steps, f"the replica of {publication.sp_item} on server {server}")
     record = SubscriptionRecord(

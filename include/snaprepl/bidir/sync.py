@@ -25,6 +25,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from snaprepl.bidir import resolvers as R
@@ -35,7 +37,7 @@ from snaprepl.connections import get_connection
 from snaprepl.db import Database, Session
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import BIDIR
-from snaprepl.dialects.types import GenericType, render
+from snaprepl.dialects.types import GenericType, render, to_generic
 from snaprepl.errors import ReplicationError
 from snaprepl.names import Ident
 from snaprepl.refresh import partitioning
@@ -51,6 +53,20 @@ OLD = "SNAPREPL_OLD"
 ORIGIN = "SNAPREPL_ORIGIN"
 PRESENT = "SNAPREPL_PRESENT"
 CHUNK = "SNAPREPL_CHUNK"
+
+#: Python types of values of generic column types, as the publisher's driver returns them, so a
+#: resolver compares an incoming row with the publisher's on equal terms (Spark carries numerics
+#: without precision as text, and SQLite's NUMERIC holds integers and reals).
+_PYTHON_TYPES: dict[str, Any] = {
+    "numeric": lambda v: Decimal(str(v)),
+    "numeric(p, s)": lambda v: Decimal(str(v)),
+    "integer": int,
+    "smallint": int,
+    "bigint": int,
+    "real": float,
+    "double precision": float,
+    "boolean": bool,
+}
 
 
 @dataclass
@@ -78,6 +94,21 @@ class Side:
     @property
     def rlog(self) -> str:
         return self.dialect.qualified(self.log.snl_schema, self.log.objects.rlog)
+
+    def as_own_values(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``row`` (read from another side) with values of the Python types of this side's columns."""
+        if row is None:
+            return None
+        out = dict(row)
+        for name, convert in self._converters.items():
+            if out.get(name) is not None:
+                out[name] = convert(out[name])
+        return out
+
+    @cached_property
+    def _converters(self) -> dict[str, Any]:
+        found = {c.name: _PYTHON_TYPES.get(to_generic(c.type_sql, self.dialect.name).name) for c in self.columns}
+        return {name: convert for name, convert in found.items() if convert is not None}
 
     @classmethod
     def open(cls, name: str, log: LogRecord) -> Side:
@@ -253,6 +284,18 @@ class PublicationSync:
             return None
         return str(value)
 
+    def _key_filters(self, dialect: Any, columns: Sequence[str], keys: Sequence[tuple[Any, ...]]) -> Iterator[str]:
+        """``(columns) IN (...)`` predicates over distinct ``keys``, 500 keys each."""
+        unique = list({tuple(self._norm(v) for v in k): k for k in keys}.values())
+        target = ", ".join(dialect.quote(c) for c in columns)
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            if len(columns) == 1:
+                yield f"{target} IN ({', '.join(dialect.literal_value(k[0]) for k in chunk)})"
+            else:
+                values = ", ".join(f"({', '.join(dialect.literal_value(v) for v in k)})" for k in chunk)
+                yield f"({target}) IN ({values})"
+
     def current_rows(
         self, session: Session, side: Side, keys: Sequence[tuple[Any, ...]]
     ) -> dict[tuple, dict[str, Any]]:
@@ -260,37 +303,39 @@ class PublicationSync:
         d = side.dialect
         names = [c.name for c in side.columns]
         key_idx = [names.index(k) for k in side.key]
+        columns = ", ".join(d.quote(n) for n in names)
         found: dict[tuple, dict[str, Any]] = {}
-        unique = list(dict.fromkeys(tuple(self._norm(v) for v in k) for k in keys))
-        raw = {tuple(self._norm(v) for v in k): k for k in keys}
-        for start in range(0, len(unique), 500):
-            chunk = [raw[k] for k in unique[start : start + 500]]
-            target = f"({', '.join(d.quote(k) for k in side.key)})" if len(side.key) > 1 else d.quote(side.key[0])
-            values = ", ".join(
-                f"({', '.join(d.literal_value(v) for v in k)})" if len(side.key) > 1 else d.literal_value(k[0])
-                for k in chunk
-            )
-            columns = ", ".join(d.quote(n) for n in names)
-            sql = f"SELECT {columns} FROM {side.table} WHERE {target} IN ({values}){d.for_update}"
-            for row in session.query(sql):
+        for condition in self._key_filters(d, side.key, keys):
+            for row in session.query(f"SELECT {columns} FROM {side.table} WHERE {condition}{d.for_update}"):
                 found[tuple(self._norm(row[i]) for i in key_idx)] = dict(zip(names, row, strict=True))
+        return found
+
+    def tombstones(
+        self, session: Session, keys: Sequence[tuple[Any, ...]], current: dict[tuple, dict[str, Any]]
+    ) -> dict[tuple, str]:
+        """For keys the publisher has no row for, the version of the delete its log holds: a pull that
+        deleted a row logs the delete under the incoming entry's own version, so a pull run again
+        after being killed recognises the delete as applied rather than as a conflict."""
+        publisher = self.publisher
+        d = publisher.dialect
+        missing = [k for k in keys if tuple(self._norm(v) for v in k) not in current]
+        log_keys = publisher.log.objects.key_columns
+        select = f"SELECT {', '.join(d.quote(k) for k in log_keys)}, {d.quote(d.log_columns.rowguid)}"
+        found: dict[tuple, str] = {}
+        for condition in self._key_filters(d, log_keys, missing):
+            sql = f"{select} FROM {publisher.rlog} WHERE {condition} AND {d.quote(d.log_columns.dmltype)} = 'D'"
+            for row in session.query(sql):
+                found[tuple(self._norm(v) for v in row[:-1])] = row[-1]
         return found
 
     def pending_keys(self, session: Session, side: Side, keys: Sequence[tuple[Any, ...]]) -> set[tuple]:
         """Keys with a logged change at ``side`` not yet pulled (pending or in flight)."""
         d = side.dialect
         log_keys = side.log.objects.key_columns
+        columns = ", ".join(d.quote(k) for k in log_keys)
         found: set[tuple] = set()
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            target = f"({', '.join(d.quote(k) for k in log_keys)})" if len(log_keys) > 1 else d.quote(log_keys[0])
-            values = ", ".join(
-                f"({', '.join(d.literal_value(v) for v in k)})" if len(log_keys) > 1 else d.literal_value(k[0])
-                for k in chunk
-            )
-            columns = ", ".join(d.quote(k) for k in log_keys)
-            sql = f"SELECT DISTINCT {columns} FROM {side.rlog} WHERE {target} IN ({values})"
+        for condition in self._key_filters(d, log_keys, keys):
+            sql = f"SELECT DISTINCT {columns} FROM {side.rlog} WHERE {condition}"
             found.update(tuple(self._norm(v) for v in row) for row in session.query(sql))
         return found
 
@@ -325,7 +370,9 @@ class PublicationSync:
         keys = [f":k{i}" for i in range(len(key))]
         params = {f"k{i}": d.python_param(v) for i, v in enumerate(key)}
         params.update({"guid": guid, "old": old, "origin": origin})
-        for statement in d.bidir_put_sql(side.rlog, side.log.objects, op, keys, ":guid", ":old", ":origin"):
+        for statement in d.bidir_put_sql(
+            side.rlog, side.log.objects, op, keys, ":guid", ":old", ":origin", publisher=True
+        ):
             session.execute(statement, params)
 
     # ------------------------------------------------------------------ pull
@@ -346,13 +393,18 @@ class PublicationSync:
             for batch in self._batches(entries):
                 todo = [e for e in batch if e[GUID] not in applied_before]
                 conflicts: list[dict[str, Any]] = []
+                cleared: list[str] = []
                 if todo:
                     with publisher.db.session() as session:
                         current = self.current_rows(session, publisher, [self._key_of(e, sub) for e in todo])
+                        tombstones = self.tombstones(
+                            session, [self._key_of(e, sub) for e in todo if e[OP].strip() == "D"], current
+                        )
                         for entry in todo:
                             key = self._key_of(entry, sub)
                             norm = tuple(self._norm(v) for v in key)
-                            change = Change(entry[OP].strip(), key, entry[OLD], self._row_of(entry, sub))
+                            incoming = publisher.as_own_values(self._row_of(entry, sub))
+                            change = Change(entry[OP].strip(), key, entry[OLD], incoming, entry[GUID])
                             before = current.get(norm)
                             verdict = judge(
                                 change,
@@ -362,12 +414,18 @@ class PublicationSync:
                                 publisher=publisher.name,
                                 key_columns=sub.key,
                                 new_version=lambda: f"{publisher.name}@{uuid.uuid4()}",
+                                tombstone=tombstones.get(norm),
                             )
-                            current[norm] = self._apply(session, key, before, verdict)
+                            current[norm] = self._apply(session, key, before, verdict, entry[GUID])
                             if verdict.action in {"write", "delete"}:
                                 outcome.applied += 1
                             if verdict.conflict:
-                                conflicts.append(self._ledger(verdict, change, before, origin=server))
+                                conflicts.append(self._ledger(verdict, change, before, server, entry[GUID]))
+                            elif verdict.action != "noop":
+                                cleared.append(entry[GUID])
+                        # Before the publisher commits: a run killed after that commit finds the
+                        # entries applied (no conflict any more) and must find their conflicts recorded.
+                        self.catalog.record_conflicts(self.item, server, conflicts, cleared)
                     outcome.conflicts += len(conflicts)
                 newest = max(e[SNAPTIME] for e in batch)
                 self.catalog.record_replayed(
@@ -375,7 +433,6 @@ class PublicationSync:
                     server,
                     publisher.name,
                     [(e[GUID], e[SNAPTIME]) for e in todo],
-                    conflicts,
                     subscription=(server, {"ss_last_pull_ts": newest, "ss_last_pull_at": utcnow()}),
                 )
                 match = " AND ".join(
@@ -397,9 +454,12 @@ class PublicationSync:
         return outcome
 
     def _apply(
-        self, session: Session, key: tuple[Any, ...], current: dict[str, Any] | None, verdict: Verdict
+        self, session: Session, key: tuple[Any, ...], current: dict[str, Any] | None, verdict: Verdict, version: str
     ) -> dict[str, Any] | None:
-        """Carry out ``verdict`` on the publisher; return the publisher's row for the key afterwards."""
+        """Carry out ``verdict`` on the publisher; return the publisher's row for the key afterwards.
+
+        :param version: the incoming entry's RLOG_ROWGUID; a delete is logged under it (see
+            :meth:`tombstones`)."""
         publisher = self.publisher
         mine = current.get(ROWGUID) if current else None
         if verdict.action == "write" and verdict.row is not None:
@@ -410,7 +470,7 @@ class PublicationSync:
         if verdict.action == "delete":
             if current is not None:
                 self.delete_row(session, publisher, key)
-                self.log_change(session, publisher, "D", key, f"{verdict.origin}@{uuid.uuid4()}", mine, verdict.origin)
+                self.log_change(session, publisher, "D", key, version, mine, verdict.origin)
             return None
         if verdict.action == "reassert":
             if current is not None:
@@ -419,7 +479,9 @@ class PublicationSync:
                 self.log_change(session, publisher, "D", key, f"{publisher.name}@{uuid.uuid4()}", None, publisher.name)
         return current
 
-    def _ledger(self, verdict: Verdict, change: Change, before: dict[str, Any] | None, origin: str) -> dict[str, Any]:
+    def _ledger(
+        self, verdict: Verdict, change: Change, before: dict[str, Any] | None, origin: str, entry: str
+    ) -> dict[str, Any]:
         """A conflict ledger row: both versions, who decided, what, and which row lost."""
         publisher_lost = verdict.decision in {R.Decision.SUBSCRIBER_WINS, R.Decision.SUBSCRIBER_WINS_CHANGED}
         loser = {"side": self.publisher.name, "row": before} if publisher_lost else {"side": origin, "row": change.row}
@@ -436,6 +498,7 @@ class PublicationSync:
             "CF_AT": utcnow(),
             "CF_NOTIFIED": False,
             "CF_RUN_ID": self.run_id,
+            "CF_ENTRY": entry,
         }
 
     # ------------------------------------------------------------------ push

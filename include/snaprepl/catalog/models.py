@@ -172,7 +172,9 @@ SYS_SNAPSHOT_CONFLICT = Table(
     Column("CF_AT", DateTime, nullable=False),
     Column("CF_NOTIFIED", Boolean, nullable=False, default=False),
     Column("CF_RUN_ID", String(64), comment="sync run that met the conflict"),
+    Column("CF_ENTRY", IDENT, comment="RLOG_ROWGUID of the incoming log entry: a conflict is recorded once"),
     Index("ix_sys_snapshot_conflict_item_at", "CF_ITEM", "CF_AT"),
+    UniqueConstraint("CF_ITEM", "CF_ORIGIN", "CF_ENTRY", name="uq_sys_snapshot_conflict_entry"),
 )
 
 SYS_REPL_LOCK = Table(

@@ -406,28 +406,51 @@ class Dialect(ABC):
         origin: str,
         now: str | None = None,
         when: str | None = None,
+        publisher: bool = False,
     ) -> list[str]:
         """Statements that record change ``op`` ('I', 'U' or 'D') of key ``keys`` in the pending entry,
         folding it into one already there. The arguments are SQL expressions (trigger row values or
-        ``:parameters``); ``when``, a condition the statements run under (for triggers without IF)."""
+        ``:parameters``); ``when``, a condition the statements run under (for triggers without IF).
+
+        :param publisher: the log is a publisher's, whose entries pushes read again and again: a delete
+            after an insert is kept as a delete (the insert may have reached subscribers already),
+            where a subscriber's log, whose pending entries no one has seen, forgets both."""
         raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
 
-    def _put_parts(self, rlog: str, objects: LogObjects, op: str, keys: Sequence[str], existing: str) -> dict[str, str]:
-        """Pieces shared by the dialects' put statements; ``existing`` prefixes the pending entry's columns."""
+    def _put_parts(
+        self,
+        rlog: str,
+        objects: LogObjects,
+        op: str,
+        keys: Sequence[str],
+        entry: tuple[str, str, str, str | None],
+        *,
+        existing: str,
+        publisher: bool,
+        when: str | None,
+    ) -> dict[str, Any]:
+        """Pieces shared by the dialects' put statements.
+
+        :param entry: SQL expressions of the new entry's ROWGUID, OLD_ROWGUID, ORIGIN and SNAPTIME
+            (None: the dialect's UTC clock).
+        :param existing: prefix of the pending entry's columns in the upsert's update.
+        :return: ``values`` of the new entry, ``type`` and ``old`` folded into the pending entry,
+            ``conditions`` guarding the upsert and ``after``, statements to run after it."""
+        guid, old, origin, now = entry
         cols, bidir = self.log_columns, BIDIR
         q = self.quote
         match = " AND ".join(f"{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
         pending = f"{match} AND {q(bidir.sync_id)} = ''"
-        dml, old = f"{existing}{q(cols.dmltype)}", f"{existing}{q(bidir.old_rowguid)}"
+        dml, based_on = f"{existing}{q(cols.dmltype)}", f"{existing}{q(bidir.old_rowguid)}"
         folded_type = {
             "I": f"CASE WHEN {dml} = 'D' THEN 'U' ELSE 'I' END",
             "U": f"CASE WHEN {dml} = 'I' THEN 'I' ELSE 'U' END",
             "D": "'D'",
         }[op]
         folded_old = {
-            "I": f"CASE WHEN {dml} = 'D' THEN {old} ELSE NULL END",
-            "U": f"CASE WHEN {dml} = 'I' THEN NULL ELSE {old} END",
-            "D": old,
+            "I": f"CASE WHEN {dml} = 'D' THEN {based_on} ELSE NULL END",
+            "U": f"CASE WHEN {dml} = 'I' THEN NULL ELSE {based_on} END",
+            "D": based_on,
         }[op]
         columns = ", ".join(
             q(c)
@@ -441,10 +464,34 @@ class Dialect(ABC):
                 bidir.origin,
             )
         )
-        return {"match": match, "pending": pending, "type": folded_type, "old": folded_old, "columns": columns}
+        forget_insert = op == "D" and not publisher  # I+D: nothing to tell anyone
+        conditions = (
+            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {pending} AND {q(cols.dmltype)} = 'I')"] if forget_insert else []
+        )
+        conditions += [when] if when else []
+        after = (
+            [f"DELETE FROM {rlog} WHERE {pending} AND {q(cols.dmltype)} = 'I'" + (f" AND {when}" if when else "")]
+            if forget_insert
+            else []
+        )
+        values = [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        return {
+            "match": match,
+            "pending": pending,
+            "type": folded_type,
+            "old": folded_old,
+            "columns": columns,
+            "conditions": conditions,
+            "after": after,
+            "values": ", ".join(values),
+        }
 
-    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
-        """The bi-directional log table and the triggers that version and log users' changes."""
+    def create_bidir_log_ddl(
+        self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> list[DdlStep]:
+        """The bi-directional log table and the triggers that version and log users' changes.
+
+        :param publisher: the table is the publisher's (see :meth:`bidir_put_sql`)."""
         raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
 
     #: Appended to a SELECT that reads rows a transaction is about to change (SQLite locks at BEGIN).

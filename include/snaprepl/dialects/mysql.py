@@ -130,18 +130,13 @@ class MySqlDialect(Dialect):
         origin: str,
         now: str | None = None,
         when: str | None = None,
+        publisher: bool = False,
     ) -> list[str]:
         cols, bidir, q = self.log_columns, BIDIR, self.quote
-        parts = self._put_parts(rlog, objects, op, keys, existing="")
-        values = ", ".join(
-            [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        parts = self._put_parts(
+            rlog, objects, op, keys, (guid, old, origin, now), existing="", publisher=publisher, when=when
         )
-        conditions = (
-            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I')"]
-            if op == "D"
-            else []
-        )
-        conditions += [when] if when else []
+        values, conditions = parts["values"], parts["conditions"]
         source = f"SELECT {values} FROM DUAL WHERE {' AND '.join(conditions)}" if conditions else f"VALUES ({values})"
         # MariaDB assigns left to right: OLD_ROWGUID reads the pending entry's DMLTYPE before it changes.
         statements = [
@@ -150,14 +145,11 @@ class MySqlDialect(Dialect):
             f"{q(cols.snaptime)} = VALUES({q(cols.snaptime)}), {q(cols.rowguid)} = VALUES({q(cols.rowguid)}), "
             f"{q(bidir.origin)} = VALUES({q(bidir.origin)})"
         ]
-        if op == "D":
-            statements.append(
-                f"DELETE FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I'"
-                + (f" AND {when}" if when else "")
-            )
-        return statements
+        return [*statements, *parts["after"]]
 
-    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+    def create_bidir_log_ddl(
+        self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> list[DdlStep]:
         table = info.table
         q = self.quote
         source = self.qualified(table.schema, table.table)
@@ -169,7 +161,9 @@ class MySqlDialect(Dialect):
         same_key = " AND ".join(f"OLD.{q(k)} <=> NEW.{q(k)}" for k in keys)
 
         def put(op: str, row_keys: list[str], guid: str, old: str) -> str:
-            return "\n      ".join(f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''"))
+            return "\n      ".join(
+                f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''", publisher=publisher)
+            )
 
         trig_i, trig_u, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
         return [

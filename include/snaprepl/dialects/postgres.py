@@ -136,18 +136,13 @@ END"""
         origin: str,
         now: str | None = None,
         when: str | None = None,
+        publisher: bool = False,
     ) -> list[str]:
         cols, bidir, q = self.log_columns, BIDIR, self.quote
-        parts = self._put_parts(rlog, objects, op, keys, existing="l.")
-        values = ", ".join(
-            [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        parts = self._put_parts(
+            rlog, objects, op, keys, (guid, old, origin, now), existing="l.", publisher=publisher, when=when
         )
-        conditions = (
-            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I')"]
-            if op == "D"
-            else []
-        )
-        conditions += [when] if when else []
+        values, conditions = parts["values"], parts["conditions"]
         where = " AND ".join(conditions) or "true"
         conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
         statements = [
@@ -156,14 +151,11 @@ END"""
             f"{q(cols.rowguid)} = EXCLUDED.{q(cols.rowguid)}, {q(bidir.origin)} = EXCLUDED.{q(bidir.origin)}, "
             f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}"
         ]
-        if op == "D":
-            statements.append(
-                f"DELETE FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I'"
-                + (f" AND {when}" if when else "")
-            )
-        return statements
+        return [*statements, *parts["after"]]
 
-    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+    def create_bidir_log_ddl(
+        self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> list[DdlStep]:
         table = info.table
         q = self.quote
         source = self.qualified(table.schema, table.table)
@@ -176,7 +168,9 @@ END"""
         key_changed = " OR ".join(f"OLD.{q(k)} IS DISTINCT FROM NEW.{q(k)}" for k in keys)
 
         def put(op: str, row_keys: list[str], guid: str, old: str) -> str:
-            return "\n      ".join(f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''"))
+            return "\n      ".join(
+                f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''", publisher=publisher)
+            )
 
         body = f"""DECLARE
   snaprepl_g text;

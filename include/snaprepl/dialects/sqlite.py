@@ -144,18 +144,13 @@ class SqliteDialect(Dialect):
         origin: str,
         now: str | None = None,
         when: str | None = None,
+        publisher: bool = False,
     ) -> list[str]:
         cols, bidir, q = self.log_columns, BIDIR, self.quote
-        parts = self._put_parts(rlog, objects, op, keys, existing="")
-        values = ", ".join(
-            [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        parts = self._put_parts(
+            rlog, objects, op, keys, (guid, old, origin, now), existing="", publisher=publisher, when=when
         )
-        conditions = (
-            [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I')"]
-            if op == "D"
-            else []
-        )
-        conditions += [when] if when else []
+        values, conditions = parts["values"], parts["conditions"]
         where = " AND ".join(conditions) or "true"
         conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
         # In an upsert's DO UPDATE, bare column names are the existing row's values, on every right side.
@@ -165,14 +160,11 @@ class SqliteDialect(Dialect):
             f"{q(cols.rowguid)} = excluded.{q(cols.rowguid)}, {q(bidir.origin)} = excluded.{q(bidir.origin)}, "
             f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}"
         ]
-        if op == "D":
-            statements.append(
-                f"DELETE FROM {rlog} WHERE {parts['pending']} AND {q(cols.dmltype)} = 'I'"
-                + (f" AND {when}" if when else "")
-            )
-        return statements
+        return [*statements, *parts["after"]]
 
-    def create_bidir_log_ddl(self, info: TableInfo, objects: LogObjects, server: str) -> list[DdlStep]:
+    def create_bidir_log_ddl(
+        self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> list[DdlStep]:
         # SQLite's BEFORE triggers cannot change NEW: AFTER triggers give users' rows their version with
         # an UPDATE, which the update trigger's WHEN clause recognizes as not a user's (the version moved).
         table = info.table
@@ -189,7 +181,10 @@ class SqliteDialect(Dialect):
 
         def put(op: str, row_keys: list[str], guid: str, old: str, when: str | None = None) -> str:
             return "\n  ".join(
-                f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''", when=when)
+                f"{st};"
+                for st in self.bidir_put_sql(
+                    rlog, objects, op, row_keys, guid, old, "''", when=when, publisher=publisher
+                )
             )
 
         trig_i, trig_u, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)

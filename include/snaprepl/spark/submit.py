@@ -39,6 +39,14 @@ def job_application(name: str, module_file: Path) -> str:
     return str(candidate if candidate.exists() else module_file)
 
 
+def job_python_path() -> str:
+    """The job imports what its caller can: custom conflict resolvers and notifiers in Airflow's dags
+    or plugins folder, or in the caller's working directory, are importable in the Spark driver too."""
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    here = [str(Path(p or ".").resolve()) for p in sys.path if Path(p or ".").is_dir()]
+    return os.pathsep.join(dict.fromkeys([*inherited, *here]))
+
+
 def private_dir() -> Path:
     """A directory only this user can enter, for connection and result files."""
     path = Path(tempfile.gettempdir()) / f"snaprepl-{os.getuid()}"
@@ -139,6 +147,7 @@ def prepare(
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         CONNECTIONS_FILE_ENV: str(connections_file),
         RESULT_FILE_ENV: str(result_file),
+        "PYTHONPATH": job_python_path(),
     }
     return Submission(
         application=job_application(job, module_file),

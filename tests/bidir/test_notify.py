@@ -1,0 +1,120 @@
+"""Losing rows are told to their owners through Airflow notifiers: the log, e-mail over a real SMTP
+server, or a notifier of the user's own; each conflict once."""
+
+from __future__ import annotations
+
+import dataclasses
+import email
+import email.policy
+import json
+import os
+import socket
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.support import notifiers
+from tests.support.bidir import Servers, change
+
+
+class Inbox:
+    """An aiosmtpd handler keeping what it receives."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(envelope)
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[Inbox]:
+    inbox = Inbox()
+    with socket.socket() as probe:  # a free port (aiosmtpd checks its server by connecting to it)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    os.environ["AIRFLOW_CONN_TEST_SMTP"] = json.dumps(
+        {
+            "conn_type": "smtp",
+            "host": "127.0.0.1",
+            "port": port,
+            "extra": {"from_email": "snaprepl@example.com", "disable_tls": True, "disable_ssl": True},
+        }
+    )
+    yield inbox
+    controller.stop()
+    os.environ.pop("AIRFLOW_CONN_TEST_SMTP", None)
+
+
+def one_conflict(servers: Servers, items: Callable[..., str]) -> str:
+    """A publication whose next sync meets one update conflict (the publisher wins by default)."""
+    table = items([(1, "apple", "1.00")])
+    change(servers.pub, f"UPDATE {table} SET price = ? WHERE item_id = ?", "2.00", 1)
+    change(servers.my, f"UPDATE {table} SET price = ?, name = ? WHERE item_id = ?", "3.00", "mine", 1)
+    return table
+
+
+def update(table: str, catalog: Any, settings: Any, syncer: Any) -> Any:
+    from snaprepl.statements.executor import run_script
+
+    [result] = run_script(
+        f"REPL_UPDATE_SNAPSHOT('{table}@bd_pub', 2)", catalog=catalog, settings=settings, syncer=syncer
+    )
+    return result
+
+
+def test_email_notification_names_the_losing_row(
+    servers: Servers, items: Callable[..., str], catalog: Any, settings: Any, syncer: Any, smtp_server: Inbox
+) -> None:
+    table = one_conflict(servers, items)
+    by_email = dataclasses.replace(
+        settings, conflict_notifier="email", conflict_email_to="owner@example.com", smtp_conn_id="test_smtp"
+    )
+
+    result = update(table, catalog, by_email, syncer)
+
+    assert result.notified >= 1
+    [message] = smtp_server.messages
+    assert message.rcpt_tos == ["owner@example.com"]
+    mail = email.message_from_bytes(message.content, policy=email.policy.default)
+    body = mail.get_body(("html", "plain")).get_content()
+    assert mail["Subject"].startswith("snaprepl: ")
+    assert f"public.{table}@bd_pub" in body and "publisher wins" in body and "mine" in body
+    assert all(c["CF_NOTIFIED"] for c in catalog.conflicts(f"public.{table}@bd_pub"))
+    assert update(table, catalog, by_email, syncer).notified == 0, "a conflict is notified once"
+    assert len(smtp_server.messages) == 1
+
+
+def test_a_notifier_of_ones_own_and_the_log(
+    servers: Servers, items: Callable[..., str], catalog: Any, settings: Any, syncer: Any, caplog: Any
+) -> None:
+    table = one_conflict(servers, items)
+    own = dataclasses.replace(settings, conflict_notifier="tests.support.notifiers:Collecting")
+    notifiers.RECEIVED.clear()
+
+    update(table, catalog, own, syncer)
+
+    [conflict] = [c for c in notifiers.RECEIVED if c["CF_ITEM"] == f"public.{table}@bd_pub"]
+    assert Decimal(json.loads(conflict["CF_LOSER"])["row"]["price"]) == Decimal("3.00")
+    # The log notifier (the default) on the next conflict.
+    change(servers.pub, f"UPDATE {table} SET price = ? WHERE item_id = ?", "4.00", 1)
+    change(servers.lite, f"UPDATE {table} SET price = ? WHERE item_id = ?", "5.00", 1)
+    with caplog.at_level("WARNING", logger="snaprepl.conflicts"):
+        update(table, catalog, settings, syncer)
+    assert f"public.{table}@bd_pub: 'U' conflict on key [1]" in caplog.text
+
+
+def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings: Any) -> None:
+    from snaprepl.bidir.notify import build_notifier
+    from snaprepl.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="cannot be built"):
+        build_notifier(dataclasses.replace(settings, conflict_notifier="tests.support.notifiers:Missing"))
+    with pytest.raises(InvalidArgument, match="conflict_email_to"):
+        build_notifier(dataclasses.replace(settings, conflict_notifier="email", conflict_email_to=""))

@@ -1,0 +1,193 @@
+"""REPL_UPDATE_SNAPSHOT from the command line, as users and Airflow tasks run it: spark-submit of
+``spark_jobs/sync_publication.py``; killed at random moments and run again, it converges to what an
+uninterrupted sync gives (a reference model), and records each conflict exactly once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.support.bidir import Model, ModelConflict, Pending, Servers, by_price, item_rows, placeholder
+from tests.support.databases import RealDatabase
+
+REPO = Path(__file__).resolve().parents[2]
+RESOLVER = "tests.support.items_resolvers:minimal_price"
+
+
+def snaprepl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snaprepl", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+        timeout=600,
+    )
+
+
+#: Small commits, so that a kill lands between commits of one sync as well as inside them.
+SMALL_COMMITS = {"AIRFLOW__SNAPREPL__REFRESH_COMMIT_ROWS": "40"}
+
+
+def publish(servers: Servers, sql: Callable[[str], list[Any]], rows: int) -> str:
+    table = f"kill_{uuid.uuid4().hex[:8]}"
+    servers.pub.run(
+        f"CREATE TABLE {table} (item_id integer PRIMARY KEY, name varchar(20), price numeric(10,2))",
+        f"INSERT INTO {table} SELECT g, 'n' || g, (g % 7) + 1 FROM generate_series(1, {rows}) g",
+    )
+    item = f"{table}@bd_pub"
+    statements = [
+        f"REPL_CREATE_SNAPSHOT_PUB('{item}', 2)",
+        f"REPL_ADD_SNAPSHOT_CR('{item}', '_cr', 'I', 10, '{RESOLVER}')",
+        f"REPL_ADD_SNAPSHOT_CR('{item}', '_cr', 'U', 10, 'max', 'price')",
+    ]
+    for db in servers.subscribers:
+        statements += [
+            f"REPL_CREATE_SNAPSHOT_SUB('{servers.name(db)}', '{item}', 2)",
+            f"REPL_INIT_SNAPSHOT('{servers.name(db)}', '{item}', 2, 500)",
+        ]
+    sql("; ".join(statements))
+    return table
+
+
+def change_randomly(db: RealDatabase, table: str, rng: random.Random, count: int, keys: int) -> None:
+    """``count`` inserts, updates and deletes of random keys, in one transaction."""
+    present = {k for k in item_rows(db, table)}
+    mark = placeholder(db)
+    with db.connect() as conn:
+        cur = conn.cursor()
+        cur.execute("BEGIN")
+        for _ in range(count):
+            key = rng.randint(1, keys)
+            price = f"{rng.randint(1, 9)}.00"
+            if key not in present:
+                cur.execute(
+                    f"INSERT INTO {table} (item_id, name, price) VALUES ({mark}, {mark}, {mark})",
+                    (key, f"ins{key}", price),
+                )
+                present.add(key)
+            elif rng.random() < 0.25:
+                cur.execute(f"DELETE FROM {table} WHERE item_id = {mark}", (key,))
+                present.discard(key)
+            else:
+                cur.execute(
+                    f"UPDATE {table} SET price = {mark}, name = {mark} WHERE item_id = {mark}", (price, "u", key)
+                )
+        cur.execute("COMMIT")
+
+
+def model_of(servers: Servers, table: str) -> Model:
+    """The model, from the replicas' rows and the subscribers' pending log entries as they are now."""
+    model = Model(
+        servers.name(servers.pub),
+        [servers.name(s) for s in servers.subscribers],
+        {"I": [by_price(smaller_wins=True)], "U": [by_price(smaller_wins=False)]},
+    )
+    for db in servers.all:
+        model.rows[servers.name(db)] = item_rows(db, table)
+    for db in servers.subscribers:
+        log = db.rows(f"SELECT RLOG_item_id, DMLTYPE, OLD_ROWGUID, SYNC_ID FROM {db.q('RLOG_' + table)}")
+        assert all(r[3] == "" for r in log), "no entry is in flight before the sync"
+        model.pending[servers.name(db)] = {int(r[0]): Pending(r[1], r[2]) for r in log}
+    return model
+
+
+def ledger_since(catalog: Any, item: str, after_id: int) -> Counter:
+    return Counter(
+        ModelConflict(c["CF_TYPE"], json.loads(c["CF_KEY"])[0], c["CF_ORIGIN"], c["CF_DECISION"])
+        for c in catalog.conflicts(item)
+        if c["CF_ID"] > after_id
+    )
+
+
+def test_a_sync_killed_at_random_moments_converges(
+    servers: Servers, sql: Callable[[str], list[Any]], catalog: Any
+) -> None:
+    table = publish(servers, sql, rows=3000)
+    item = f"public.{table}@bd_pub"
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    for attempt in range(2):
+        for db in servers.all:
+            change_randomly(db, table, rng, count=300, keys=3300)
+        model = model_of(servers, table)
+        model.sync()
+        last_id = max([c["CF_ID"] for c in catalog.conflicts(item)], default=0)
+        delay = rng.uniform(3.0, 16.0)
+        victim = subprocess.Popen(
+            [sys.executable, "-m", "snaprepl", "sql", f"REPL_UPDATE_SNAPSHOT('{item}', 2)"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **SMALL_COMMITS},
+            cwd=REPO,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(victim.pid, signal.SIGKILL)  # the CLI, spark-submit, its JVM and the Python driver
+        victim.wait()
+
+        again = snaprepl("sql", f"REPL_UPDATE_SNAPSHOT('{item}', 2)", env=SMALL_COMMITS)
+
+        context = f"seed {seed}, attempt {attempt}, killed after {delay:.1f}s"
+        assert again.returncode == 0, f"{context}: {again.stderr[-3000:]}"
+        expected = model.rows[model.publisher]
+        for db in servers.all:
+            assert item_rows(db, table) == expected, f"{context}: {db.dialect} differs from an uninterrupted sync"
+        assert ledger_since(catalog, item, last_id) == Counter(model.conflicts), (
+            f"{context}: each conflict is recorded exactly once"
+        )
+        for db in servers.subscribers:
+            assert db.rows(f"SELECT COUNT(*) FROM {db.q('RLOG_' + table)}") == [(0,)], f"{context}: entries left"
+    assert not [name for name in catalog.locks() if item in name], "no lock outlives the runs"
+
+
+def test_update_snapshot_from_the_command_line_reports_and_notifies(
+    servers: Servers, sql: Callable[[str], list[Any]], catalog: Any
+) -> None:
+    table = publish(servers, sql, rows=10)
+    item = f"{table}@bd_pub"
+    mark = placeholder(servers.lite)
+    servers.pub.run(f"UPDATE {table} SET price = 5 WHERE item_id = 1")
+    servers.lite.run(f"UPDATE {table} SET price = 4 WHERE item_id = {mark}", params=[1])  # max: publisher wins
+    servers.my.run(f"INSERT INTO {table} (item_id, name, price) VALUES (11, 'new', 1)")
+
+    result = snaprepl("sql", f"REPL_UPDATE_SNAPSHOT('{item}', 2)")
+
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"REPL_UPDATE_SNAPSHOT public.{item}:"
+    assert any(line.strip().startswith(f"pull from {servers.name(servers.lite)}: 1 changes") for line in lines)
+    assert "1 conflicts notified" in result.stdout
+    assert "'U' conflict on key [1]" in result.stderr and "publisher wins (by max(price))" in result.stderr
+    rows = item_rows(servers.pub, table)
+    for db in servers.subscribers:
+        assert item_rows(db, table) == rows
+    [conflict] = catalog.conflicts(f"public.{item}")
+    assert conflict["CF_NOTIFIED"] is True
+
+    status = snaprepl("status", "--json")
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    [publication] = [p for p in report["publications"] if p["item"] == f"public.{item}"]
+    assert publication["last_sync"]["status"] == "succeeded"
+    assert {s["server"]: (s["to_pull"]["rows"], s["to_push"]["rows"]) for s in publication["subscribers"]} == {
+        servers.name(servers.my): (0, 0),
+        servers.name(servers.lite): (0, 0),
+    }
+    assert {"item": f"public.{item}", "type": "U", "decision": "publisher wins", "count": 1} in [
+        {k: c[k] for k in ("item", "type", "decision", "count")} for c in report["conflicts"]
+    ]
+    text = snaprepl("status")
+    assert f"public.{item}" in text.stdout and publication["dag_id"] in text.stdout
