@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.airflow.naming import snapshot_dag_id
+from snaprepl.airflow.naming import publication_dag_id, snapshot_dag_id
 from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url
 from snaprepl.spark.submit import private_dir
 from tests.support.airflow_cluster import AirflowCluster
@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 #: The source connection's password. PostgreSQL trusts local connections, so any password works;
 #: it must never appear in a log.
 PASSWORD = f"Pw-{uuid.uuid4().hex}"
-SRC, DST = "sched_src", "sched_dst"
+SRC, DST, SUB = "sched_src", "sched_dst", "sched_sub"
 
 
 @dataclass
@@ -79,6 +79,7 @@ def deployment(
                 f"postgresql://{PG_ADMIN['user']}:{PASSWORD}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{pg_db.name}"
             ),
             f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{sqlite_db.name}",
+            f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{tmp_path_factory.mktemp('subscriber') / 'sched_sub.db'}",
         },
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
@@ -148,6 +149,64 @@ def test_a_run_with_mode_nonincremental_refreshes_completely(deployment: Deploym
     assert before is not None and record.sn_last_refresh_at > before
     assert record.sn_last_rows_copied == len(d.source_rows())
     assert d.dest_rows() == d.source_rows()
+
+
+@dataclass
+class Publication:
+    deployment: Deployment
+    table: str
+    item: str
+    dag_id: str
+
+    def rows(self, db: RealDatabase) -> list[tuple]:
+        return sorted(tuple(r) for r in db.rows(f'SELECT id, name, qty, "ROWGUID" FROM {db.q(self.table)}'))
+
+
+@pytest.fixture(scope="module")
+def publication(deployment: Deployment) -> Publication:
+    """A PostgreSQL table published, with a SQLite subscriber loaded (all through the CLI)."""
+    d = deployment
+    table = f"p_{uuid.uuid4().hex[:10]}"
+    d.source.run(
+        f"CREATE TABLE {table} (id int PRIMARY KEY, name varchar(40), qty int)",
+        f"INSERT INTO {table} VALUES (1, 'one', 1), (2, 'two', 2), (3, 'three', 3)",
+    )
+    statements = (
+        f"REPL_CREATE_SNAPSHOT_PUB('{table}@{SRC}', 2); "
+        f"REPL_CREATE_SNAPSHOT_SUB(REPL_SNP_SERVER('{SUB}'), '{table}@{SRC}', 2); "
+        f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{SUB}'), '{table}@{SRC}', 2)"
+    )
+    created = d.cluster.run([sys.executable, "-m", "snaprepl", "sql", "-v", statements])
+    assert created.returncode == 0, f"snaprepl sql failed:\n{created.stdout[-3000:]}\n{created.stderr[-3000:]}"
+    assert PASSWORD not in created.stdout + created.stderr, "the CLI printed the publisher's password"
+    item = f"public.{table}@{SRC}"
+    dag_id = publication_dag_id(item)
+    d.cluster.wait_for_dag(dag_id)
+    return Publication(d, table, item, dag_id)
+
+
+def test_the_scheduler_runs_a_publications_sync_dag(publication: Publication) -> None:
+    p, d = publication, publication.deployment
+    subscriber = RealDatabase("sqlite", SUB, d.cluster.env[f"AIRFLOW_CONN_{SUB.upper()}"].removeprefix("sqlite:///"))
+    d.source.run(f"UPDATE {p.table} SET qty = 10 WHERE id = 1", f"DELETE FROM {p.table} WHERE id = 2")
+    subscriber.run(
+        f"UPDATE {p.table} SET qty = 100 WHERE id = 1",  # conflicts with the publisher: the publisher wins
+        f"INSERT INTO {p.table} (id, name, qty) VALUES (9, 'nine', 9)",
+    )
+
+    run_id = d.cluster.trigger(p.dag_id)
+    d.cluster.wait_for_run(p.dag_id, run_id, timeout=300)
+
+    states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, run_id)}
+    assert states == {f"pull__{SUB}": "success", f"push__{SUB}": "success"}, states
+    assert p.rows(subscriber) == p.rows(d.source)
+    assert [r[:3] for r in p.rows(d.source)] == [(1, "one", 10), (3, "three", 3), (9, "nine", 9)]
+    [conflict] = d.catalog.conflicts(p.item)
+    assert (conflict["CF_TYPE"], conflict["CF_DECISION"], conflict["CF_NOTIFIED"]) == ("U", 3, True)
+    task_log = d.cluster.task_log(p.dag_id, run_id)
+    assert "1 conflicts notified" in task_log and "'U' conflict on key [1]" in task_log
+    leaks = [path for path in _files(d.cluster.home / "logs") if _holds(path, PASSWORD)]
+    assert not leaks, f"the publisher's password is in {leaks}"
 
 
 def _spark_submit_lines(task_log: str) -> str:

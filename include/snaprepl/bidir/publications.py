@@ -11,7 +11,14 @@ from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, Resolv
 from snaprepl.db import Database
 from snaprepl.dialects import Column, DdlStep, LogObjects, TableInfo
 from snaprepl.dialects.base import BIDIR
-from snaprepl.errors import InvalidArgument, SnapreplError, SnapshotExists, SnapshotLogExists, SnapshotNotFound
+from snaprepl.errors import (
+    InvalidArgument,
+    NoPrimaryKey,
+    SnapreplError,
+    SnapshotExists,
+    SnapshotLogExists,
+    SnapshotNotFound,
+)
 from snaprepl.lookup import dialect_of
 from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.snapshot_logs import executable_database, run_ddl
@@ -104,7 +111,10 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
     with database.session() as session:
         info = database.describe(session, item)
     if not info.primary_key:
-        raise InvalidArgument(f"table {info.table} has no primary key", "bi-directional replication needs one")
+        raise NoPrimaryKey(
+            f"table {info.table} has no primary key",
+            "bi-directional replication matches rows by key: add a primary key, then publish the table",
+        )
     if catalog.publication(info.table.key) is not None:
         raise SnapshotExists(f"{info.table} is already published")
     existing = catalog.log(info.table.key)
