@@ -66,6 +66,17 @@ def _parser() -> argparse.ArgumentParser:
         "--key", action="append", required=True, metavar="'COLUMN TYPE'", help="a primary key column (repeat)"
     )
     log_ddl.add_argument("--drop", action="store_true", help="print the DROP statements instead")
+    bidir_ddl = ddl_kinds.add_parser(
+        "bidir", help="DDL of a bi-directionally replicated table (ROWGUID, bi-directional log, triggers)"
+    )
+    bidir_ddl.add_argument("--dialect", required=True, help="postgres, mysql, sqlite, mssql, oracle, db2")
+    bidir_ddl.add_argument("--table", required=True, help="[schema.]table")
+    bidir_ddl.add_argument(
+        "--key", action="append", required=True, metavar="'COLUMN TYPE'", help="a primary key column (repeat)"
+    )
+    bidir_ddl.add_argument("--server", required=True, help="the replication name of the table's server")
+    bidir_ddl.add_argument("--subscriber", action="store_true", help="a subscriber's replica (default: publisher)")
+    bidir_ddl.add_argument("--drop", action="store_true", help="print the DROP statements instead")
 
     catalog = commands.add_parser("catalog", help="manage the catalog tables")
     catalog_actions = catalog.add_subparsers(dest="action", required=True)
@@ -106,9 +117,16 @@ def _run(args: argparse.Namespace) -> int:
         print(render_json(report) if args.json else render_text(report))
         return 0
     if args.command == "ddl":
-        from snaprepl.ddl import snapshot_log_ddl
+        from snaprepl.ddl import bidir_log_ddl, snapshot_log_ddl
 
-        print(snapshot_log_ddl(args.dialect, args.table, args.key, drop=args.drop))
+        if args.kind == "bidir":
+            print(
+                bidir_log_ddl(
+                    args.dialect, args.table, args.key, args.server, publisher=not args.subscriber, drop=args.drop
+                )
+            )
+        else:
+            print(snapshot_log_ddl(args.dialect, args.table, args.key, drop=args.drop))
         return 0
     if args.command == "catalog":
         from snaprepl.catalog.migrate import upgrade

@@ -89,7 +89,13 @@ def test_syntax_errors_name_the_position(text: str, position: str) -> None:
         parse_script(text)
 
 
-@pytest.mark.parametrize("text", ["a.b.c", "orders; drop table x", "orders@src x", "x@bad conn", "", "t -- "])
+def test_three_part_names_carry_the_database_qualifier() -> None:
+    parsed = parse_table_ref("Demo.demo.Shippers@pub")
+    assert parsed.qualifier == Ident("Demo") and parsed.schema == Ident("demo") and parsed.table == Ident("Shippers")
+    assert parsed.conn_id == "pub" and str(parsed) == "Demo.demo.Shippers@pub"
+
+
+@pytest.mark.parametrize("text", ["a.b.c.d", "orders; drop table x", "orders@src x", "x@bad conn", "", "t -- "])
 def test_table_references_reject_anything_more(text: str) -> None:
     if text == "t -- ":
         assert parse_table_ref(text) == ref("t")  # a trailing comment is harmless

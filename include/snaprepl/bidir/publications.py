@@ -124,7 +124,7 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
             f"drop it first (DROP SNAPSHOT LOG FOR {info.table})",
         )
     data_columns = [c for c in info.columns if c.name != BIDIR.rowguid]
-    objects = dialect.log_objects(info.table, [c.name for c in info.primary_key])
+    objects = dialect.bidir_log_objects(info.table, [c.name for c in info.primary_key])
     steps = [] if len(data_columns) < len(info.columns) else dialect.add_rowguid_steps(info.table, server)
     with_rowguid = TableInfo(info.table, (*data_columns, Column(BIDIR.rowguid, dialect.rowguid_type)))
     run_ddl(
@@ -212,7 +212,7 @@ def create_subscription(server: str, item: TableRef, kind: int, *, catalog: Cata
     ]
     table = ResolvedTable(sub_conn, schema, log.snl_table)
     info = TableInfo(table, tuple(columns))
-    objects = dialect.log_objects(table, key)
+    objects = dialect.bidir_log_objects(table, key)
     steps = [
         DdlStep(
             dialect.create_table_sql(table.schema, table.table, columns, key),

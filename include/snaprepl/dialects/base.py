@@ -93,6 +93,8 @@ class LogObjects:
     triggers: tuple[str, ...]
     functions: tuple[str, ...] = ()
     sequences: tuple[str, ...] = ()
+    #: Auxiliary tables dropped with the log (Oracle's DLOG_<name> buffer of bi-directional logs).
+    tables: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(
@@ -102,6 +104,7 @@ class LogObjects:
                 "triggers": list(self.triggers),
                 "functions": list(self.functions),
                 "sequences": list(self.sequences),
+                "tables": list(self.tables),
             }
         )
 
@@ -114,6 +117,7 @@ class LogObjects:
             triggers=tuple(data["triggers"]),
             functions=tuple(data.get("functions", ())),
             sequences=tuple(data.get("sequences", ())),
+            tables=tuple(data.get("tables", ())),
         )
 
 
@@ -354,6 +358,14 @@ class Dialect(ABC):
     # pending change is based on. An entry a pull has marked (SYNC_ID set) is never folded into: a
     # change made meanwhile starts a new pending entry, based on the version being pulled.
 
+    #: The empty text of SYNC_ID (pending) and ORIGIN (a user's change): '' (Oracle, where '' is NULL,
+    #: uses a single space).
+    empty_text: ClassVar[str] = "''"
+
+    def bidir_log_objects(self, table: ResolvedTable, key_columns: Sequence[str]) -> LogObjects:
+        """Names of a bi-directional log's objects (the seed lists other triggers for some dialects)."""
+        return self.log_objects(table, key_columns)
+
     def create_bidir_log_table_sql(self, info: TableInfo, objects: LogObjects) -> str:
         cols, bidir = self.log_columns, BIDIR
         key_defs = [
@@ -364,12 +376,12 @@ class Dialect(ABC):
         body = ",\n  ".join(
             [
                 *key_defs,
-                f"{self.quote(bidir.sync_id)} {text} DEFAULT '' NOT NULL",
+                f"{self.quote(bidir.sync_id)} {text} DEFAULT {self.empty_text} NOT NULL",
                 f"{self.quote(cols.snaptime)} {self.snaptime_type} NOT NULL",
                 f"{self.quote(cols.dmltype)} {self.dmltype_type} NOT NULL",
                 f"{self.quote(cols.rowguid)} {self.rowguid_type} NOT NULL",
                 f"{self.quote(bidir.old_rowguid)} {self.rowguid_type}",
-                f"{self.quote(bidir.origin)} {self.rowguid_type} DEFAULT '' NOT NULL",
+                f"{self.quote(bidir.origin)} {self.rowguid_type} DEFAULT {self.empty_text} NOT NULL",
                 f"PRIMARY KEY ({', '.join(self.quote(c) for c in (*objects.key_columns, bidir.sync_id))})",
             ]
         )
@@ -440,7 +452,7 @@ class Dialect(ABC):
         cols, bidir = self.log_columns, BIDIR
         q = self.quote
         match = " AND ".join(f"{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
-        pending = f"{match} AND {q(bidir.sync_id)} = ''"
+        pending = f"{match} AND {q(bidir.sync_id)} = {self.empty_text}"
         dml, based_on = f"{existing}{q(cols.dmltype)}", f"{existing}{q(bidir.old_rowguid)}"
         folded_type = {
             "I": f"CASE WHEN {dml} = 'D' THEN 'U' ELSE 'I' END",
@@ -474,7 +486,15 @@ class Dialect(ABC):
             if forget_insert
             else []
         )
-        values = [*keys, "''", now or self.utc_now_sql(), f"'{op}'", guid, "NULL" if op == "I" else old, origin]
+        values = [
+            *keys,
+            self.empty_text,
+            now or self.utc_now_sql(),
+            f"'{op}'",
+            guid,
+            "NULL" if op == "I" else old,
+            origin,
+        ]
         return {
             "match": match,
             "pending": pending,
@@ -492,7 +512,11 @@ class Dialect(ABC):
         """The bi-directional log table and the triggers that version and log users' changes.
 
         :param publisher: the table is the publisher's (see :meth:`bidir_put_sql`)."""
-        raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+        raise UnsupportedConnection(
+            f"bi-directional replication is not available on {self.name}",
+            "snaprepl runs it on PostgreSQL, MariaDB/MySQL and SQLite, and generates its DDL for SQL Server, "
+            "Oracle and DB2 (the databases the seed lists)",
+        )
 
     #: Appended to a SELECT that reads rows a transaction is about to change (SQLite locks at BEGIN).
     for_update: ClassVar[str] = " FOR UPDATE"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from snaprepl.dialects.base import DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
 from snaprepl.names import ResolvedTable, with_suffix
 
 ROWGUID_SEQUENCE = "opl_seq_rowguid"
@@ -53,6 +53,15 @@ class Db2Dialect(Dialect):
             f"    WHEN NOT MATCHED THEN INSERT ({self._log_column_list(objects)}) VALUES ({values});"
         )
 
+    def _sequence_step(self) -> DdlStep:
+        # Shared by every log of the schema: created when missing (SQLSTATE 42710 = already exists).
+        sequence = self.quote(ROWGUID_SEQUENCE)
+        return DdlStep(
+            "BEGIN\n  DECLARE CONTINUE HANDLER FOR SQLSTATE '42710' BEGIN END;\n"
+            f"  EXECUTE IMMEDIATE 'CREATE SEQUENCE {sequence.replace(chr(39), chr(39) * 2)} AS BIGINT "
+            "START WITH 1 INCREMENT BY 1 NO CYCLE CACHE 100';\nEND"
+        )
+
     def render_script(self, statements: Sequence[str]) -> str:
         # db2 -td@ : trigger bodies contain ';', so statements end with '@'.
         return "--#SET TERMINATOR @\n\n" + "".join(f"{s}@\n\n" for s in statements).rstrip() + "\n"
@@ -64,15 +73,9 @@ class Db2Dialect(Dialect):
         keys = [c.name for c in info.primary_key]
         key_changed = " OR ".join(f"O.{self.quote(k)} <> N.{self.quote(k)}" for k in keys)
         trig_i, trig_u, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
-        sequence = self.quote(ROWGUID_SEQUENCE)
         return [
             DdlStep(self.create_log_table_sql(info, objects), f"DROP TABLE {rlog}"),
-            # Shared by every log of the schema: created when missing (SQLSTATE 42710 = already exists).
-            DdlStep(
-                "BEGIN\n  DECLARE CONTINUE HANDLER FOR SQLSTATE '42710' BEGIN END;\n"
-                f"  EXECUTE IMMEDIATE 'CREATE SEQUENCE {sequence.replace(chr(39), chr(39) * 2)} AS BIGINT "
-                "START WITH 1 INCREMENT BY 1 NO CYCLE CACHE 100';\nEND"
-            ),
+            self._sequence_step(),
             DdlStep(
                 f"CREATE TRIGGER {trig_i} AFTER INSERT ON {source} REFERENCING NEW AS N FOR EACH ROW\n"
                 f"BEGIN ATOMIC\n  {self._merge(rlog, objects, 'N', keys, 'I')}\nEND",
@@ -102,3 +105,136 @@ class Db2Dialect(Dialect):
             statements += [f"DROP TRIGGER {self.qualified(table.schema, t)}" for t in objects.triggers]
         statements.append(f"DROP TABLE {self.qualified(table.schema, objects.rlog)}")
         return statements
+
+    # ------------------------------------------------------------------ bi-directional logs
+    #
+    # Statement triggers over transition tables (DB2 checks unique keys at the end of a statement, so
+    # row order cannot be trusted when keys shift). A user's update keeps ROWGUID: old and new rows
+    # pair by it. AFTER triggers give users' rows their version with an UPDATE of the table, which
+    # the update triggers do not log because the version moved.
+
+    def bidir_log_objects(self, table: ResolvedTable, key_columns: Sequence[str]) -> LogObjects:
+        return LogObjects(
+            rlog=self.shorten(f"RLOG_{table.table}"),
+            key_columns=self._log_key_columns(key_columns),
+            triggers=tuple(
+                with_suffix(table.table, f"_{op}", self.max_identifier_length) for op in ("I", "U", "UD", "D")
+            ),
+            sequences=(ROWGUID_SEQUENCE,),
+        )
+
+    def _bidir_merge(
+        self, rlog: str, objects: LogObjects, source: str, aliases: list[str], op: str, *, publisher: bool
+    ) -> str:
+        """Fold change ``op`` of the rows of ``source`` (columns ``aliases``, GUID, OLD) into the log."""
+        q, cols, bidir = self.quote, self.log_columns, BIDIR
+        keys = [f"S.{a}" for a in aliases]
+        parts = self._put_parts(
+            rlog, objects, op, keys, ("S.GUID", "S.OLD", "''", None), existing="L.", publisher=publisher, when=None
+        )
+        on = " AND ".join(f"L.{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
+        forget = f"    WHEN MATCHED AND L.{q(cols.dmltype)} = 'I' THEN DELETE\n" if op == "D" and not publisher else ""
+        return (
+            f"MERGE INTO {rlog} AS L\n"
+            f"    USING ({source}) AS S ({', '.join(aliases)}, GUID, OLD)\n"
+            f"    ON {on} AND L.{q(bidir.sync_id)} = ''\n"
+            f"{forget}"
+            f"    WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
+            f"{q(cols.rowguid)} = S.GUID, {q(bidir.origin)} = '', "
+            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}\n"
+            f"    WHEN NOT MATCHED THEN INSERT ({parts['columns']}) VALUES ({parts['values']});"
+        )
+
+    def create_bidir_log_ddl(
+        self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> list[DdlStep]:
+        table = info.table
+        q = self.quote
+        source = self.qualified(table.schema, table.table)
+        rlog = self.qualified(table.schema, objects.rlog)
+        keys = [c.name for c in info.primary_key]
+        aliases = [f"K{i}" for i in range(1, len(keys) + 1)]
+        rowguid, version = q(BIDIR.rowguid), self.new_version_sql(server)
+        trig_i, trig_u, trig_ud, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
+
+        def on(left: str, right: str) -> str:
+            return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in keys)
+
+        def cols(alias: str) -> str:
+            return ", ".join(f"{alias}.{q(k)}" for k in keys)
+
+        def merge(op: str, rows: str) -> str:
+            return self._bidir_merge(rlog, objects, rows, aliases, op, publisher=publisher)
+
+        same_key = " AND ".join(f"N.{q(k)} = O.{q(k)}" for k in keys)
+        paired = f"N JOIN O ON O.{rowguid} = N.{rowguid}"
+
+        def version_rows(condition: str) -> str:
+            return (
+                f"UPDATE {source} T SET {rowguid} = {version} "
+                f"WHERE EXISTS (SELECT 1 FROM {paired} WHERE {on('N', 'T')} AND {condition});"
+            )
+
+        return [
+            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE {rlog}"),
+            self._sequence_step(),
+            DdlStep(
+                f"CREATE TRIGGER {trig_i} AFTER INSERT ON {source} REFERENCING NEW TABLE AS N FOR EACH STATEMENT\n"
+                "BEGIN ATOMIC\n"
+                "  -- Users' rows come without a version: give them one of this server, and log them.\n"
+                f"  UPDATE {source} T SET {rowguid} = {version} "
+                f"WHERE EXISTS (SELECT 1 FROM N WHERE {on('N', 'T')} AND N.{rowguid} IS NULL);\n"
+                "  "
+                + merge(
+                    "I",
+                    f"SELECT {cols('T')}, T.{rowguid}, CAST(NULL AS {self.rowguid_type}) FROM {source} T "
+                    f"JOIN N ON {on('N', 'T')} WHERE N.{rowguid} IS NULL",
+                )
+                + "\nEND",
+                f"DROP TRIGGER {trig_i}",
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_u} AFTER UPDATE ON {source} "
+                "REFERENCING OLD TABLE AS O NEW TABLE AS N FOR EACH STATEMENT\n"
+                "BEGIN ATOMIC\n"
+                "  -- Updated in place by a user (same key, same ROWGUID): a new version, logged as U.\n"
+                f"  {version_rows(same_key)}\n"
+                "  "
+                + merge(
+                    "U",
+                    f"SELECT {cols('T')}, T.{rowguid}, O.{rowguid} FROM {paired} JOIN {source} T ON {on('N', 'T')} "
+                    f"WHERE {same_key}",
+                )
+                + "\nEND",
+                f"DROP TRIGGER {trig_u}",
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_ud} AFTER UPDATE ON {source} "
+                "REFERENCING OLD TABLE AS O NEW TABLE AS N FOR EACH STATEMENT\n"
+                "BEGIN ATOMIC\n"
+                "  -- A user's key update: a delete of the old key first, then an insert with a new version.\n"
+                "  "
+                + merge("D", f"SELECT {cols('O')}, {version}, O.{rowguid} FROM {paired} WHERE NOT ({same_key})")
+                + f"\n  {version_rows(f'NOT ({same_key})')}\n  "
+                + merge(
+                    "I",
+                    f"SELECT {cols('T')}, T.{rowguid}, CAST(NULL AS {self.rowguid_type}) FROM {paired} "
+                    f"JOIN {source} T ON {on('N', 'T')} WHERE NOT ({same_key})",
+                )
+                + "\nEND",
+                f"DROP TRIGGER {trig_ud}",
+            ),
+            DdlStep(
+                f"CREATE TRIGGER {trig_d} AFTER DELETE ON {source} REFERENCING OLD TABLE AS O FOR EACH STATEMENT\n"
+                "BEGIN ATOMIC\n"
+                "  -- A replicated delete marks its rows first: those are not logged.\n"
+                "  "
+                + merge(
+                    "D",
+                    f"SELECT {cols('O')}, {version}, O.{rowguid} FROM O "
+                    f"WHERE O.{rowguid} IS NULL OR O.{rowguid} <> {self.literal(DELETE_MARK)}",
+                )
+                + "\nEND",
+                f"DROP TRIGGER {trig_d}",
+            ),
+        ]

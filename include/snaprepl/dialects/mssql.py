@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from snaprepl.dialects.base import DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
 from snaprepl.names import ResolvedTable, with_suffix
 
 
@@ -90,3 +90,109 @@ class MsSqlDialect(Dialect):
         statements = [f"DROP TRIGGER IF EXISTS {self.qualified(table.schema, t)}" for t in objects.triggers]
         statements.append(f"DROP TABLE IF EXISTS {self.qualified(table.schema, objects.rlog)}")
         return statements
+
+    # ------------------------------------------------------------------ bi-directional logs
+    #
+    # SQL Server has no BEFORE triggers: AFTER triggers give users' rows their version with an UPDATE
+    # of the table (a nested trigger, hence the seed's "nested triggers" server option), which the
+    # update trigger does not log because the version moved. They are set-based over inserted and
+    # deleted; a user's update keeps ROWGUID, so old and new rows pair by it, even when keys shift.
+
+    def new_version_sql(self, server: str) -> str:
+        return f"{self.literal(server + '@')} + {self.uuid_sql()}"
+
+    def _bidir_merge(
+        self, rlog: str, objects: LogObjects, source: str, aliases: list[str], op: str, *, publisher: bool
+    ) -> str:
+        """Fold change ``op`` of the rows of ``source`` (columns ``aliases``, [guid], [old]) into the log."""
+        q, cols, bidir = self.quote, self.log_columns, BIDIR
+        keys = [f"s.{q(a)}" for a in aliases]
+        parts = self._put_parts(
+            rlog, objects, op, keys, ("s.[guid]", "s.[old]", "''", None), existing="l.", publisher=publisher, when=None
+        )
+        on = " AND ".join(f"l.{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
+        forget = f"   WHEN MATCHED AND l.{q(cols.dmltype)} = 'I' THEN DELETE\n" if op == "D" and not publisher else ""
+        return (
+            f"  MERGE {rlog} WITH (HOLDLOCK) AS l\n"
+            f"  USING ({source}) AS s ({', '.join(q(a) for a in aliases)}, [guid], [old])\n"
+            f"     ON {on} AND l.{q(bidir.sync_id)} = ''\n"
+            f"{forget}"
+            f"   WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
+            f"{q(cols.rowguid)} = s.[guid], {q(bidir.origin)} = '', "
+            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}\n"
+            f"   WHEN NOT MATCHED THEN INSERT ({parts['columns']}) VALUES ({parts['values']});"
+        )
+
+    def create_bidir_log_ddl(
+        self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> list[DdlStep]:
+        table = info.table
+        q = self.quote
+        source = self.qualified(table.schema, table.table)
+        rlog = self.qualified(table.schema, objects.rlog)
+        keys = [c.name for c in info.primary_key]
+        aliases = [f"k{i}" for i in range(1, len(keys) + 1)]
+        rowguid, version = q(BIDIR.rowguid), self.new_version_sql(server)
+
+        def on(left: str, right: str) -> str:
+            return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in keys)
+
+        def cols(alias: str) -> str:
+            return ", ".join(f"{alias}.{q(k)}" for k in keys)
+
+        same_key = " AND ".join(f"i.{q(k)} = d.{q(k)}" for k in keys)
+        paired = f"inserted i JOIN deleted d ON d.{rowguid} = i.{rowguid}"
+
+        def merge(op: str, source_rows: str) -> str:
+            return self._bidir_merge(rlog, objects, source_rows, aliases, op, publisher=publisher)
+
+        bodies = {
+            "INSERT": [
+                "  -- Users' rows come without a version: give them one of this server, and log them.",
+                "  -- Replicated rows bring theirs and are not logged (no echo).",
+                f"  UPDATE t SET {rowguid} = {version} FROM {source} t JOIN inserted i ON {on('t', 'i')} "
+                f"WHERE i.{rowguid} IS NULL;",
+                merge(
+                    "I",
+                    f"SELECT {cols('t')}, t.{rowguid}, NULL FROM {source} t JOIN inserted i ON {on('t', 'i')} "
+                    f"WHERE i.{rowguid} IS NULL",
+                ),
+            ],
+            "UPDATE": [
+                "  -- A user's update keeps ROWGUID: old and new rows pair by it (a replicated write changes it).",
+                "  -- Keys that moved away are deletes, first; then every updated row gets a new version.",
+                merge("D", f"SELECT {cols('d')}, {version}, d.{rowguid} FROM {paired} WHERE NOT ({same_key})"),
+                f"  UPDATE t SET {rowguid} = {version} FROM {source} t JOIN inserted i ON {on('t', 'i')} "
+                f"JOIN deleted d ON d.{rowguid} = i.{rowguid};",
+                merge(
+                    "I",
+                    f"SELECT {cols('i')}, t.{rowguid}, NULL FROM {paired} JOIN {source} t ON {on('t', 'i')} "
+                    f"WHERE NOT ({same_key})",
+                ),
+                merge(
+                    "U",
+                    f"SELECT {cols('i')}, t.{rowguid}, d.{rowguid} FROM {paired} JOIN {source} t ON {on('t', 'i')} "
+                    f"WHERE {same_key}",
+                ),
+            ],
+            "DELETE": [
+                "  -- A replicated delete marks its rows first: those are not logged.",
+                merge(
+                    "D",
+                    f"SELECT {cols('d')}, {version}, d.{rowguid} FROM deleted d "
+                    f"WHERE d.{rowguid} IS NULL OR d.{rowguid} <> {self.literal(DELETE_MARK)}",
+                ),
+            ],
+        }
+        steps = [DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}")]
+        for trigger, (event, body) in zip(objects.triggers, bodies.items(), strict=True):
+            name = self.qualified(table.schema, trigger)
+            steps.append(
+                DdlStep(
+                    f"CREATE TRIGGER {name} ON {source} AFTER {event} AS\nBEGIN\n  SET NOCOUNT ON;\n"
+                    + "\n".join(body)
+                    + "\nEND",
+                    f"DROP TRIGGER IF EXISTS {name}",
+                )
+            )
+        return steps
