@@ -39,13 +39,14 @@ def catalog() -> Any:
 
 
 @contextmanager
-def bench_database(dialect: str) -> Iterator[tuple[str, Any]]:
-    """A new database of ``dialect`` with an Airflow connection ``bench_<dialect>``; dropped afterwards.
+def bench_database(dialect: str, conn_id: str | None = None) -> Iterator[tuple[str, Any]]:
+    """A new database of ``dialect`` with an Airflow connection (``bench_<dialect>`` unless named);
+    dropped afterwards.
 
     Yields (conn_id, connect) where connect() opens an autocommit DB-API connection.
     """
     name = f"snaprepl_bench_{uuid.uuid4().hex[:8]}"
-    conn_id = f"bench_{dialect}"
+    conn_id = conn_id or f"bench_{dialect}"
     if dialect == "postgres":
         admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
         admin.autocommit = True

@@ -35,7 +35,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def run(spark: Any, args: argparse.Namespace, catalog: Any) -> list[Any]:
-    """Run the job's action; return one outcome per step."""
+    """Run the job's action; return one outcome per step.
+
+    :param spark: a SparkSession, or a function returning one when the job first needs it.
+    """
     from snaprepl.bidir.sync import PublicationSync
     from snaprepl.catalog.store import utcnow
     from snaprepl.errors import ReplicationError
@@ -95,10 +98,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from snaprepl.spark.session import build_session
 
     args = parse_args(argv)
-    spark = None
+    sessions: list[Any] = []
+
+    def spark() -> Any:
+        # Started on first use: a sync with nothing to do never pays for a SparkContext.
+        if not sessions:
+            sessions.append(build_session(f"snaprepl-sync-{args.action}"))
+        return sessions[0]
+
     try:
         catalog = Catalog.from_connection(get_connection(args.catalog_conn))
-        spark = build_session(f"snaprepl-sync-{args.action}")
         outcomes = run(spark, args, catalog)
         _write_result({"ok": True, "outcomes": [o.to_dict() for o in outcomes]})
         return 0
@@ -111,8 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write_result({"ok": False, "error": {"type": "ReplicationError", "message": root_cause(err), "hint": None}})
         return 1
     finally:
-        if spark is not None:
-            spark.stop()
+        for session in sessions:
+            session.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,202 @@
+"""Bi-directional replication cost, each figure beside its reference measured in the same run.
+
+(a) REPL_UPDATE_SNAPSHOT (a whole spark-submit: pull from each subscriber, then push to each) of
+    --changes changes spread over a PostgreSQL publisher and a MariaDB and a SQLite subscriber of a
+    --rows-row table, --conflict-share of them conflicting, beside the same call with nothing to do;
+(b) REPL_INIT_SNAPSHOT of --init-rows rows (bigint key, int, double, varchar(40), timestamp) from a
+    PostgreSQL publisher into a PostgreSQL subscriber, at the seed's default 100 rows per commit and
+    at 10,000, beside ``psql COPY ... TO STDOUT | psql COPY ... FROM STDIN`` of the same rows.
+
+    .venv/bin/python bench/bench_bidir.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+
+from bench_refresh import FILL, TABLE_DDL
+from common import bench_database, catalog, print_table
+
+ITEMS_DDL = "CREATE TABLE items (id int PRIMARY KEY, name varchar(40), price numeric(10,2))"
+
+
+def snaprepl(statement: str) -> tuple[float, str]:
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "snaprepl", "sql", statement], capture_output=True, text=True, env=os.environ.copy()
+    )
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        raise SystemExit(f"{statement!r} failed: {result.stderr[-3000:]}")
+    return elapsed, result.stdout
+
+
+def mark(conn: object) -> str:
+    return "?" if type(conn).__module__.startswith("sqlite3") else "%s"
+
+
+def apply_changes(conn: object, changes: list[tuple[str, int, str]]) -> None:
+    cur = conn.cursor()  # type: ignore[attr-defined]
+    m = mark(conn)
+    cur.execute("BEGIN")
+    for op, key, price in changes:
+        if op == "insert":
+            cur.execute(f"INSERT INTO items (id, name, price) VALUES ({m}, 'new', {m})", (key, price))
+        elif op == "delete":
+            cur.execute(f"DELETE FROM items WHERE id = {m}", (key,))
+        else:
+            cur.execute(f"UPDATE items SET price = {m}, name = 'changed' WHERE id = {m}", (price, key))
+    cur.execute("COMMIT")
+
+
+def plan_changes(rows: int, total: int, conflict_share: float, rng: random.Random) -> dict[str, list]:
+    """``total`` changes over three servers; ``conflict_share`` of them are subscribers' updates of keys
+    the publisher updates too (update conflicts)."""
+    conflicting = int(total * conflict_share)
+    keys = rng.sample(range(1, rows + 1), total)
+    plan: dict[str, list] = {"pub": [], "my": [], "lite": []}
+    # The publisher's share includes the keys the subscribers' conflicting changes collide with.
+    collide, rest = keys[: conflicting // 2], keys[conflicting // 2 :]
+    for key in collide:  # the publisher and both subscribers update it: two conflicts
+        plan["pub"].append(("update", key, "1.00"))
+        plan["my"].append(("update", key, "9.00"))
+        plan["lite"].append(("update", key, "8.00"))
+    servers = ["pub", "my", "lite"]
+    new_key = rows
+    for i, key in enumerate(rest[: total - 3 * len(collide)]):
+        server = servers[i % 3]
+        roll = rng.random()
+        if roll < 0.1:
+            new_key += 1
+            plan[server].append(("insert", new_key, "5.00"))
+        elif roll < 0.2:
+            plan[server].append(("delete", key, ""))
+        else:
+            plan[server].append(("update", key, f"{rng.randint(1, 9)}.00"))
+    return plan
+
+
+def fingerprint(conn: object) -> tuple:
+    cur = conn.cursor()  # type: ignore[attr-defined]
+    rowguid = "ROWGUID" if type(conn).__module__.startswith("pymysql") else '"ROWGUID"'
+    cur.execute(f"SELECT id, name, price, {rowguid} FROM items")
+    return tuple(sorted((r[0], r[1], f"{float(r[2]):.2f}", r[3]) for r in cur.fetchall()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=100_000, help="rows of the synced table")
+    parser.add_argument("--changes", type=int, default=10_000)
+    parser.add_argument("--conflict-share", type=float, default=0.1)
+    parser.add_argument("--init-rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    catalog()
+    rng = random.Random(7)
+
+    with (
+        bench_database("postgres", "bench_pub") as (pub_id, pub_connect),
+        bench_database("mysql", "bench_my") as (my_id, my_connect),
+        bench_database("sqlite", "bench_lite") as (lite_id, lite_connect),
+    ):
+        pub = pub_connect()
+        pub.cursor().execute(ITEMS_DDL)
+        pub.cursor().execute(
+            f"INSERT INTO items SELECT g, 'item ' || g, (g % 9) + 1 FROM generate_series(1, {args.rows}) g"
+        )
+        item = f"items@{pub_id}"
+        setup = [f"REPL_CREATE_SNAPSHOT_PUB('{item}', 2)"]
+        for conn_id in (my_id, lite_id):
+            setup += [
+                f"REPL_CREATE_SNAPSHOT_SUB(REPL_SNP_SERVER('{conn_id}'), '{item}', 2)",
+                f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{conn_id}'), '{item}', 2, 10000)",
+            ]
+        snaprepl("; ".join(setup))
+        idle = min(snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")[0] for _ in range(2))
+        print(f"(a) REPL_UPDATE_SNAPSHOT with nothing to do: {idle:.1f} s", flush=True)
+
+        plan = plan_changes(args.rows, args.changes, args.conflict_share, rng)
+        conns = {"pub": pub, "my": my_connect(), "lite": lite_connect()}
+        for server, changes in plan.items():
+            apply_changes(conns[server], changes)
+        made = sum(len(c) for c in plan.values())
+        synced, report = snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")
+        print(report, flush=True)
+        prints = {server: fingerprint(conn) for server, conn in conns.items()}
+        assert prints["pub"] == prints["my"] == prints["lite"], "the replicas differ after the sync"
+        conflicts = int(sum(int(line.split(",")[2].split()[0]) for line in report.splitlines() if "pull from" in line))
+        sync_rows = [
+            [
+                f"{made:,}",
+                ", ".join(f"{s} {len(c):,}" for s, c in plan.items()),
+                f"{conflicts:,}",
+                f"{synced:.1f}",
+                f"{idle:.1f}",
+                f"{synced - idle:.1f}",
+            ]
+        ]
+        for conn in conns.values():
+            conn.close()
+
+    init_rows = []
+    with (
+        bench_database("postgres", "bench_init_pub") as (src_id, src_connect),
+        bench_database("postgres", "bench_init_sub") as (dst_id, dst_connect),
+    ):
+        src, dst = src_connect(), dst_connect()
+        src.cursor().execute(TABLE_DDL.format(t="big"))
+        src.cursor().execute(FILL.format(t="big", rows=args.init_rows))
+        src.cursor().execute("VACUUM ANALYZE big")
+        snaprepl(f"REPL_CREATE_SNAPSHOT_PUB('big@{src_id}', 2)")
+        src.cursor().execute("VACUUM ANALYZE big")
+        dst.cursor().execute(
+            TABLE_DDL.format(t="copy_ref").replace("ts timestamp(6))", 'ts timestamp(6), "ROWGUID" varchar(255))')
+        )
+        src_name = os.environ[f"AIRFLOW_CONN_{src_id.upper()}"].rsplit("/", 1)[1]
+        dst_name = os.environ[f"AIRFLOW_CONN_{dst_id.upper()}"].rsplit("/", 1)[1]
+        copy = copy_pipe_between(src_name, dst_name, "big", "copy_ref")
+        print(f"(b) COPY pipe of {args.init_rows:,} rows: {copy:.1f} s", flush=True)
+        server = f"REPL_SNP_SERVER('{dst_id}')"
+        for per_commit in (100, 10_000):
+            snaprepl(f"REPL_CREATE_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
+            elapsed, report = snaprepl(
+                f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{dst_id}'), 'big@{src_id}', 2, {per_commit})"
+            )
+            cur = dst.cursor()
+            cur.execute("SELECT COUNT(*) FROM big")
+            assert cur.fetchone()[0] == args.init_rows
+            init_rows.append(
+                [f"{args.init_rows:,}", f"{per_commit:,}", f"{elapsed:.1f}", f"{copy:.1f}", f"{elapsed / copy:.2f}"]
+            )
+            print(f"(b) REPL_INIT_SNAPSHOT, {per_commit} rows per commit: {elapsed:.1f} s\n{report}", flush=True)
+            snaprepl(f"REPL_DROP_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
+        src.close()
+        dst.close()
+
+    print()
+    print_table(
+        ["changes", "by server", "conflicts", "REPL_UPDATE_SNAPSHOT (s)", "with nothing to do (s)", "difference (s)"],
+        sync_rows,
+    )
+    print()
+    print_table(["rows", "rows per commit", "REPL_INIT_SNAPSHOT (s)", "COPY pipe (s)", "init/COPY"], init_rows)
+
+
+def copy_pipe_between(source_db: str, target_db: str, source: str, target: str) -> float:
+    """``psql COPY TO STDOUT | psql COPY FROM STDIN`` between two databases."""
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q"]
+    started = time.monotonic()
+    out = subprocess.Popen(
+        [*psql, "-d", source_db, "-c", f"COPY (SELECT * FROM {source}) TO STDOUT"], stdout=subprocess.PIPE
+    )
+    subprocess.run([*psql, "-d", target_db, "-c", f"COPY {target} FROM STDIN"], stdin=out.stdout, check=True)
+    out.wait()
+    return time.monotonic() - started
+
+
+if __name__ == "__main__":
+    main()
