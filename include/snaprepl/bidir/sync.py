@@ -634,6 +634,7 @@ class PublicationSync:
                         sd.create_index_sql(sub.log.snl_schema, stage, sd.shorten(f"{stage}_chunk"), [CHUNK])
                     )
                     session.execute(sd.create_index_sql(sub.log.snl_schema, stage, sd.shorten(f"{stage}_key"), sub.key))
+                    sd.analyze(session, sub.log.snl_schema, stage)
                     chunks = [
                         row[0]
                         for row in session.query(f"SELECT DISTINCT {sd.quote(CHUNK)} FROM {stage_sql} ORDER BY 1")

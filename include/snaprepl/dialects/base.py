@@ -587,6 +587,11 @@ class Dialect(ABC):
     def drop_table_sql(self, schema: str | None, table: str) -> str:
         return f"DROP TABLE IF EXISTS {self.qualified(schema, table)}"
 
+    def analyze(self, session: SqlSession, schema: str | None, table: str) -> None:
+        """Gather the planner's statistics of a table just loaded, so that statements applying it chunk by
+        chunk use its indexes (without them PostgreSQL hash-joins whole tables once per chunk)."""
+        session.execute(f"ANALYZE {self.qualified(schema, table)}")
+
     def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
         """Add the primary key to a table loaded without it (bulk loads are faster without an index)."""
         return f"ALTER TABLE {self.qualified(schema, table)} ADD PRIMARY KEY ({', '.join(self.quote(k) for k in key)})"

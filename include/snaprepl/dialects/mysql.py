@@ -221,6 +221,9 @@ class MySqlDialect(Dialect):
     # InnoDB clusters rows by primary key: adding it after a load would rebuild the table.
     key_after_load = False
 
+    def analyze(self, session: SqlSession, schema: str | None, table: str) -> None:
+        session.query(f"ANALYZE TABLE {self.qualified(schema, table)}")  # returns a status row
+
     def literal(self, value: str) -> str:
         # Backslashes are escapes in MariaDB string literals (unless NO_BACKSLASH_ESCAPES).
         return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"

@@ -129,6 +129,8 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         # Changes are few next to a table: JDBC batches beat starting Python workers for COPY.
         ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
         changes.unpersist()
+        with ends.dest_db.session() as session:
+            dest.analyze(session, schema, stage)
         upserted, deleted, batches, last_ts = _apply(catalog, ends, stage, key, [c.name for c in data_columns])
     finally:
         with ends.dest_db.session() as session:
