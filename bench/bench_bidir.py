@@ -16,24 +16,12 @@ import argparse
 import os
 import random
 import subprocess
-import sys
 import time
 
 from bench_refresh import FILL, TABLE_DDL
-from common import bench_database, catalog, print_table
+from common import bench_database, catalog, print_table, snaprepl
 
 ITEMS_DDL = "CREATE TABLE items (id int PRIMARY KEY, name varchar(40), price numeric(10,2))"
-
-
-def snaprepl(statement: str) -> tuple[float, str]:
-    started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-m", "snaprepl", "sql", statement], capture_output=True, text=True, env=os.environ.copy()
-    )
-    elapsed = time.monotonic() - started
-    if result.returncode != 0:
-        raise SystemExit(f"{statement!r} failed: {result.stderr[-3000:]}")
-    return elapsed, result.stdout
 
 
 def mark(conn: object) -> str:

@@ -20,24 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import bench_database, catalog, print_table
+from common import bench_database, catalog, print_table, snaprepl
 
 TABLE_DDL = "CREATE TABLE {t} (id bigint PRIMARY KEY, n int, x double precision, s varchar(40), ts timestamp(6))"
 FILL = (
     "INSERT INTO {t} SELECT g, (g % 100000)::int, g * 1.5, md5(g::text), "
     "timestamp '2026-01-01' + g * interval '1 millisecond' FROM generate_series(1, {rows}) g"
 )
-
-
-def snaprepl(statement: str) -> float:
-    started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-m", "snaprepl", "sql", statement], capture_output=True, text=True, env=os.environ.copy()
-    )
-    elapsed = time.monotonic() - started
-    if result.returncode != 0:
-        raise SystemExit(f"{statement!r} failed: {result.stderr}")
-    return elapsed
 
 
 def spark_start_stop() -> float:
@@ -80,7 +69,7 @@ def main() -> None:
         snaprepl(
             f"CREATE SNAPSHOT LOG FOR fixed_src@{conn_id}; CREATE SNAPSHOT fixed_dst@{conn_id} FROM fixed_src@{conn_id}"
         )
-        fixed = min(snaprepl(f"UPDATE SNAPSHOT fixed_dst@{conn_id}") for _ in range(2))
+        fixed = min(snaprepl(f"UPDATE SNAPSHOT fixed_dst@{conn_id}")[0] for _ in range(2))
         start_stop = min(spark_start_stop() for _ in range(2))
         print(f"(a) fixed cost {fixed:.1f} s; spark-submit start and stop alone {start_stop:.1f} s", flush=True)
 
@@ -93,7 +82,7 @@ def main() -> None:
             cur.execute(f"VACUUM ANALYZE {src}")
             cur.execute(TABLE_DDL.format(t=ref))
             snaprepl(f"CREATE NONINCREMENTAL SNAPSHOT {dst}@{conn_id} AS 'SELECT * FROM {src}@{conn_id}'")
-            whole = snaprepl(f"UPDATE SNAPSHOT {dst}@{conn_id}")
+            whole = snaprepl(f"UPDATE SNAPSHOT {dst}@{conn_id}")[0]
             copy = copy_pipe(dbname, src, ref)
             cur.execute(f"SELECT COUNT(*) FROM {dst}")
             assert cur.fetchone()[0] == rows
@@ -113,7 +102,7 @@ def main() -> None:
             snaprepl(f"CREATE SNAPSHOT LOG FOR {src}@{conn_id}; CREATE SNAPSHOT {dst}@{conn_id} FROM {src}@{conn_id}")
             step = rows // args.changes
             cur.execute(f"UPDATE {src} SET n = n + 1, s = md5(s) WHERE id % {step} = 0")
-            whole = snaprepl(f"UPDATE SNAPSHOT {dst}@{conn_id}")
+            whole = snaprepl(f"UPDATE SNAPSHOT {dst}@{conn_id}")[0]
             cur.execute(f"SELECT COUNT(*) FROM {src} s JOIN {dst} d USING (id) WHERE s.n <> d.n OR s.s <> d.s")
             assert cur.fetchone()[0] == 0
             incremental_rows.append([f"{rows:,}", f"{args.changes:,}", f"{whole:.1f}", f"{whole - fixed:.1f}"])

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -89,6 +91,18 @@ def bench_database(dialect: str, conn_id: str | None = None) -> Iterator[tuple[s
             yield conn_id, connect
         finally:
             path.unlink(missing_ok=True)
+
+
+def snaprepl(statement: str) -> tuple[float, str]:
+    """Run statements through the CLI as a user would; return the wall time and what it printed."""
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "snaprepl", "sql", statement], capture_output=True, text=True, env=os.environ.copy()
+    )
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        raise SystemExit(f"{statement!r} failed: {result.stderr[-3000:]}")
+    return elapsed, result.stdout
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
