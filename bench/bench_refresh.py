@@ -15,12 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from common import bench_database, catalog, print_table, snaprepl
+
+from snaprepl.spark.submit import spark_binary, spark_home
 
 TABLE_DDL = "CREATE TABLE {t} (id bigint PRIMARY KEY, n int, x double precision, s varchar(40), ts timestamp(6))"
 FILL = (
@@ -33,10 +34,11 @@ def spark_start_stop() -> float:
     app = Path(tempfile.mkdtemp()) / "start_stop.py"
     app.write_text("from pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate().stop()\n")
     started = time.monotonic()
-    subprocess.run(
-        [str(Path(sys.executable).with_name("spark-submit")), "--master", "local[*]", str(app)],
+    subprocess.run(  # the spark-submit and SPARK_HOME the refresh jobs get
+        [spark_binary(), "--master", "local[*]", str(app)],
         capture_output=True,
         check=True,
+        env={**os.environ, "SPARK_HOME": spark_home()},
     )
     return time.monotonic() - started
 

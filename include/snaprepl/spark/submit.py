@@ -78,7 +78,8 @@ def spark_binary() -> str:
     return str(beside) if beside.exists() else "spark-submit"
 
 
-def _spark_home() -> str:
+def spark_home() -> str:
+    """The Spark installation pyspark ships (spark-submit cannot always find it by itself)."""
     import pyspark
 
     return str(Path(pyspark.__file__).resolve().parent)
@@ -142,7 +143,7 @@ def prepare(
     result_file = directory / f"result-{run_id}.json"
     jars = [str(j) for j in jdbc_jars()]
     env = {
-        "SPARK_HOME": _spark_home(),
+        "SPARK_HOME": spark_home(),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         CONNECTIONS_FILE_ENV: str(connections_file),
