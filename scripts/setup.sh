@@ -3,7 +3,12 @@
 #   Java 17+, the Debian JDBC driver jars, a virtual environment with requirements.txt and snaprepl.
 # Source it (". scripts/setup.sh"); it exports what the other scripts need and leaves the caller's
 # shell options as they were.
-_snaprepl_saved_opts="$(set +o)"
+# Options the caller had off are switched off again at the end. Read them without a subshell: bash
+# clears errexit inside $(...), so "$(set +o)" would turn the caller's -e off.
+_snaprepl_restore=""
+shopt -qo errexit || _snaprepl_restore+="set +e;"
+shopt -qo nounset || _snaprepl_restore+="set +u;"
+shopt -qo pipefail || _snaprepl_restore+="set +o pipefail;"
 set -euo pipefail
 
 SNAPREPL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -62,5 +67,5 @@ export SPARK_HOME
 export PYSPARK_PYTHON="$VENV/bin/python"
 export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
 
-eval "$_snaprepl_saved_opts"
-unset _snaprepl_saved_opts
+eval "$_snaprepl_restore"
+unset _snaprepl_restore
