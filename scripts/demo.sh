@@ -75,7 +75,7 @@ REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('demo_branch'), 'customers@demo_shop', 2);
 SQL
 
 step "changes on both sides; both update customer 2 (a conflict: the publisher wins by default)"
-db shop.db "UPDATE customers SET city = 'Arlington' WHERE id = 2" "INSERT INTO customers VALUES (4, 'barbara', 'Boston')"
+db shop.db "UPDATE customers SET city = 'Arlington' WHERE id = 2" "INSERT INTO customers (id, name, city) VALUES (4, 'barbara', 'Boston')"
 db branch.db "UPDATE customers SET city = 'Washington' WHERE id = 2" "UPDATE customers SET city = 'Portland' WHERE id = 3" \
   "DELETE FROM customers WHERE id = 1"
 dag=$(snaprepl status --json | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["publications"][0]["dag_id"])')

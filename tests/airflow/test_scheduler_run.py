@@ -203,6 +203,8 @@ def test_the_scheduler_runs_a_publications_sync_dag(publication: Publication) ->
     assert [r[:3] for r in p.rows(d.source)] == [(1, "one", 10), (3, "three", 3), (9, "nine", 9)]
     [conflict] = d.catalog.conflicts(p.item)
     assert (conflict["CF_TYPE"], conflict["CF_DECISION"], conflict["CF_NOTIFIED"]) == ("U", 3, True)
+    published = d.catalog.publication(p.item)
+    assert published is not None and published.sp_last_status == "succeeded" and published.sp_last_sync_at
     task_log = d.cluster.task_log(p.dag_id, run_id)
     assert "1 conflicts notified" in task_log and "'U' conflict on key [1]" in task_log
     leaks = [path for path in _files(d.cluster.home / "logs") if _holds(path, PASSWORD)]

@@ -52,17 +52,14 @@ def run(spark: Any, args: argparse.Namespace, catalog: Any) -> list[Any]:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
             return [sync.init(args.server, args.rows_per_commit)]
-        if args.action == "pull":
-            return [_step(catalog, sync, args.server, sync.pull)]
-        if args.action == "push":
-            return [_step(catalog, sync, args.server, sync.push)]
-        outcomes = []
-        loaded = [s.ss_server for s in catalog.subscriptions(args.item) if s.ss_init_state == "done"]
+        # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
+        # latest sync activity, so status shows DAG runs and their failures too.
+        steps = {"pull": [(args.server, sync.pull)], "push": [(args.server, sync.push)]}.get(args.action)
+        if steps is None:
+            loaded = [s.ss_server for s in catalog.subscriptions(args.item) if s.ss_init_state == "done"]
+            steps = [(server, sync.pull) for server in loaded] + [(server, sync.push) for server in loaded]
         try:
-            for server in loaded:
-                outcomes.append(_step(catalog, sync, server, sync.pull))
-            for server in loaded:
-                outcomes.append(_step(catalog, sync, server, sync.push))
+            outcomes = [_step(catalog, sync, server, action) for server, action in steps]
         except BaseException as err:
             catalog.update_publication(
                 args.item, sp_last_status="failed", sp_last_error=str(err)[:4000], sp_last_sync_at=utcnow()
