@@ -167,6 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("snaprepl: error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``snaprepl ddl ... | head``): stop quietly, as Unix tools do, and keep
+        # Python from reporting the pipe again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as err:
         if os.environ.get("SNAPREPL_DEBUG"):
             raise

@@ -119,6 +119,34 @@ def test_generated_ddl_for_the_seed_dialects(dialect: str) -> None:
     assert result.stdout == (GOLDEN / f"snapshot_log_create_{dialect}.sql").read_text() + "\n"
 
 
+def test_a_reader_that_stops_early_ends_the_output_quietly() -> None:
+    """``snaprepl ddl ... | head``: the closed pipe is no error to report."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "snaprepl",
+            "ddl",
+            "bidir",
+            "--dialect",
+            "oracle",
+            "--table",
+            "sales.orders",
+            "--key",
+            "order_id NUMBER(10)",
+            "--server",
+            "hq",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    process.stdout.close()  # before the command has printed anything: its first write meets a closed pipe
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 141
+    assert stderr == "", stderr
+
+
 def test_console_script_is_installed() -> None:
     script = Path(sys.executable).with_name("snaprepl")
     result = subprocess.run([str(script), "--help"], capture_output=True, text=True)
