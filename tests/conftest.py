@@ -142,6 +142,8 @@ def spark() -> Iterator[object]:
     from snaprepl.jars import jdbc_jars
     from snaprepl.spark.session import build_session
 
+    # Python workers (Arrow batches to COPY) run this interpreter, whatever started pytest.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     jars = [str(j) for j in jdbc_jars()]
     session = build_session(
         "snaprepl-tests",

@@ -466,3 +466,40 @@ def test_first_copy_failure_takes_the_statement_back(pg_db, catalog, settings, r
         )
     assert not pg_db.table_exists(unique_name)
     assert catalog.snapshot(f"public.{unique_name}@{pg_db.conn_id}") is None
+
+
+def test_an_incremental_refresh_starts_spark_only_for_entries_left_to_apply(
+    pg_db, catalog, settings, spark, unique_name
+) -> None:
+    from snaprepl.refresh.runner import run_refresh
+
+    started: list[int] = []
+
+    def lazy_spark() -> object:  # what the job passes: a function starting the session on first use
+        started.append(1)
+        return spark
+
+    def refresher(request, catalog, settings):
+        return run_refresh(lazy_spark, request, catalog=catalog)
+
+    src, dst = f"{unique_name}_s", f"{unique_name}@{pg_db.conn_id}"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v int)", f"INSERT INTO {src} VALUES (1, 1)")
+    api.repl_create_snapshot_log(f"{src}@{pg_db.conn_id}", catalog=catalog)
+    api.repl_create_inc_snapshot(
+        None, f"{src}@{pg_db.conn_id}", None, dst, catalog=catalog, settings=settings, refresher=refresher
+    )
+    assert len(started) == 1  # the first copy is a complete refresh
+
+    pg_db.run(f"UPDATE {src} SET v = 2 WHERE id = 1", f"INSERT INTO {src} VALUES (2, 2)")
+    outcome = api.repl_refresh_inc_snapshot(dst, catalog=catalog, settings=settings, refresher=refresher)
+    assert len(started) == 2 and outcome.rows_upserted == 2
+
+    # The entries are still inside the tolerance window but the replay log lists them: nothing to do.
+    outcome = api.repl_refresh_inc_snapshot(dst, catalog=catalog, settings=settings, refresher=refresher)
+    assert len(started) == 2 and outcome.rows_upserted == 0
+    assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, 2), (2, 2)]
+
+    pg_db.run(f"DELETE FROM {src} WHERE id = 1")
+    outcome = api.repl_refresh_inc_snapshot(dst, catalog=catalog, settings=settings, refresher=refresher)
+    assert len(started) == 3 and outcome.rows_deleted == 1
+    assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(2, 2)]

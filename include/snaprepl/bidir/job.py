@@ -92,17 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from snaprepl.connections import get_connection
     from snaprepl.errors import SnapreplError
     from snaprepl.refresh.failures import root_cause
-    from snaprepl.spark.session import build_session
+    from snaprepl.spark.session import LazySession
 
     args = parse_args(argv)
-    sessions: list[Any] = []
-
-    def spark() -> Any:
-        # Started on first use: a sync with nothing to do never pays for a SparkContext.
-        if not sessions:
-            sessions.append(build_session(f"snaprepl-sync-{args.action}"))
-        return sessions[0]
-
+    spark = LazySession(f"snaprepl-sync-{args.action}")
     try:
         catalog = Catalog.from_connection(get_connection(args.catalog_conn))
         outcomes = run(spark, args, catalog)
@@ -117,8 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write_result({"ok": False, "error": {"type": "ReplicationError", "message": root_cause(err), "hint": None}})
         return 1
     finally:
-        for session in sessions:
-            session.stop()
+        spark.stop()
 
 
 if __name__ == "__main__":

@@ -186,8 +186,9 @@ class PublicationSync:
     @property
     def spark(self) -> Any:
         """The SparkSession (started now if it was given as a function that starts it)."""
-        if callable(self._spark):
-            self._spark = self._spark()
+        from snaprepl.spark.session import session_of
+
+        self._spark = session_of(self._spark)
         return self._spark
 
     def subscription(self, server: str) -> SubscriptionRecord:

@@ -25,6 +25,7 @@ from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
+from snaprepl.spark.session import session_of
 
 
 def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> RefreshOutcome:
@@ -74,7 +75,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         with ends.source_db.session() as session:
             estimate = _estimate_rows(session, ends, source_key)
             plan = partitioning.plan(session, source, snapshot.sn_query, source_key, estimate, request.max_partitions)
-        frame = ends.source_io.read(spark, snapshot.sn_query, source_columns, plan)
+        frame = ends.source_io.read(session_of(spark), snapshot.sn_query, source_columns, plan)
         frame = frame.toDF(*[c.name for c in dest_info.columns])
         copied = ends.dest_io.write(frame, schema, staging, staging_columns)
         with ends.dest_db.session() as session:

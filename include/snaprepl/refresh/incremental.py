@@ -14,10 +14,10 @@ Rows are read in their current state, so a run killed anywhere is simply run aga
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from snaprepl.catalog.store import Catalog
+from snaprepl.catalog.store import Catalog, LogRecord
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
@@ -25,6 +25,7 @@ from snaprepl.names import Ident
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.spark.session import session_of
 
 
 def _complete_required(name: str, why: str) -> CompleteRefreshRequired:
@@ -59,6 +60,12 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
 
     source = ends.source_db.dialect
     dest = ends.dest_db.dialect
+    replayed_guids = catalog.replayed_since(name, start)
+    if not _entries_to_apply(ends, log, start, set(replayed_guids)):  # the usual scheduled no-op: no Spark
+        return RefreshOutcome(
+            snapshot=name, kind=INCREMENTAL, last_ts=snapshot.sn_last_ts, duration_s=time.monotonic() - started
+        )
+    spark = session_of(spark)
     with ends.source_db.session() as session:
         source_info = source.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
     dest_info = ends.dest_table()
@@ -99,7 +106,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     changes = ends.source_io.read(spark, query, read_columns).persist()
 
     # ---- 3: what is left to apply, in commit batches
-    replayed = spark.createDataFrame([(g,) for g in catalog.replayed_since(name, start)], "RLOG_ROWGUID STRING")
+    replayed = spark.createDataFrame([(g,) for g in replayed_guids], "RLOG_ROWGUID STRING")
     pending = T.exclude_replayed(changes, replayed)
     for column in data_columns:  # columns the source lost are NULL in the destination
         if column.name not in source_columns:
@@ -144,6 +151,21 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         last_ts=last_ts or snapshot.sn_last_ts,
         duration_s=time.monotonic() - started,
     )
+
+
+def _entries_to_apply(ends: Endpoints, log: LogRecord, start: datetime, replayed: set[str]) -> bool:
+    """Whether the log holds entries since ``start`` the replay log does not list: a count, and only
+    when the count does not already tell, the entries' RLOG_ROWGUIDs."""
+    source = ends.source_db.dialect
+    q, cols = source.quote, source.log_columns
+    where = f"FROM {source.qualified(log.snl_schema, log.objects.rlog)} WHERE {q(cols.snaptime)} >= " + (
+        source.timestamp_literal(start)
+    )
+    with ends.source_db.session() as session:
+        count = int(session.query(f"SELECT COUNT(*) {where}")[0][0])
+        if count == 0 or count > len(replayed):
+            return count > 0
+        return any(row[0] not in replayed for row in session.query(f"SELECT {q(cols.rowguid)} {where}"))
 
 
 def spark_null(column: Column, ends: Endpoints) -> Any:

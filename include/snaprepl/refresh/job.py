@@ -49,7 +49,8 @@ def request_from(args: argparse.Namespace) -> Any:
 
 
 def run(spark: Any, request: Any, catalog: Any) -> Any:
-    """Refresh ``request.snapshot`` with ``spark``; see :func:`snaprepl.refresh.runner.run_refresh`."""
+    """Refresh ``request.snapshot`` with ``spark`` (a session, or a function starting one when first
+    needed); see :func:`snaprepl.refresh.runner.run_refresh`."""
     from snaprepl.refresh.runner import run_refresh
 
     return run_refresh(spark, request, catalog=catalog)
@@ -65,14 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from snaprepl.catalog.store import Catalog
     from snaprepl.connections import get_connection
     from snaprepl.errors import SnapreplError
-    from snaprepl.spark.session import build_session
+    from snaprepl.spark.session import LazySession
 
     args = parse_args(argv)
-    spark = None
+    spark = LazySession(f"snaprepl-refresh-{args.snapshot}")
     try:
         request = request_from(args)
         catalog = Catalog.from_connection(get_connection(args.catalog_conn))
-        spark = build_session(f"snaprepl-refresh-{args.snapshot}")
         outcome = run(spark, request, catalog)
         _write_result({"ok": True, "outcome": outcome.to_dict()})
         return 0
@@ -87,8 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write_result({"ok": False, "error": {"type": "RefreshFailed", "message": root_cause(err), "hint": None}})
         return 1
     finally:
-        if spark is not None:
-            spark.stop()
+        spark.stop()
 
 
 if __name__ == "__main__":

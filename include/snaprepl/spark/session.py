@@ -30,3 +30,35 @@ def build_session(app_name: str, master: str | None = None, extra: dict[str, str
     for key, value in {**SPARK_CONF, **(extra or {})}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+class LazySession:
+    """A job's SparkSession, started when first asked for: a refresh or sync with nothing to do never
+    pays for a SparkContext (several seconds of every scheduled no-op run).
+
+    Call it to get the session; :meth:`stop` stops it if it was started.
+    """
+
+    def __init__(self, app_name: str) -> None:
+        self.app_name = app_name
+        self._session: Any = None
+
+    def __call__(self) -> Any:
+        if self._session is None:
+            self._session = build_session(self.app_name)
+        return self._session
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    def stop(self) -> None:
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+
+
+def session_of(spark: Any) -> Any:
+    """The SparkSession behind ``spark``: a session, or a function (e.g. a :class:`LazySession`) that
+    returns one."""
+    return spark() if callable(spark) else spark
