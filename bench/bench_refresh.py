@@ -1,7 +1,9 @@
 """Refresh cost, PostgreSQL to PostgreSQL, each figure beside its reference from the same run.
 
 (a) fixed cost: wall time of ``snaprepl sql "UPDATE SNAPSHOT ..."`` (a whole spark-submit) when there
-    is nothing to do, beside a spark-submit that only starts and stops a SparkSession;
+    is nothing to do: an incremental refresh with an idle log (answered without starting Spark), and a
+    complete refresh of an empty table (the fixed cost of every refresh that moves rows, which (b)
+    and (c) subtract), beside a spark-submit that only starts and stops a SparkSession;
 (b) complete refresh of --sizes rows (bigint key, int, double, varchar(40), timestamp): wall time of
     the whole spark-submit, beside ``psql COPY ... TO STDOUT | psql COPY ... FROM STDIN`` of the same
     rows into a table of the same definition; whole/COPY and (whole - fixed)/COPY;
@@ -71,9 +73,18 @@ def main() -> None:
         snaprepl(
             f"CREATE SNAPSHOT LOG FOR fixed_src@{conn_id}; CREATE SNAPSHOT fixed_dst@{conn_id} FROM fixed_src@{conn_id}"
         )
-        fixed = min(snaprepl(f"UPDATE SNAPSHOT fixed_dst@{conn_id}")[0] for _ in range(2))
+        idle = min(snaprepl(f"UPDATE SNAPSHOT fixed_dst@{conn_id}")[0] for _ in range(2))
+        # An idle incremental refresh answers without Spark; every refresh that moves rows starts it.
+        # Its fixed cost is a complete refresh of an empty table: what (b) and (c) subtract.
+        cur.execute(TABLE_DDL.format(t="empty_src"))
+        snaprepl(f"CREATE NONINCREMENTAL SNAPSHOT empty_dst@{conn_id} AS 'SELECT * FROM empty_src@{conn_id}'")
+        fixed = min(snaprepl(f"UPDATE SNAPSHOT empty_dst@{conn_id}")[0] for _ in range(2))
         start_stop = min(spark_start_stop() for _ in range(2))
-        print(f"(a) fixed cost {fixed:.1f} s; spark-submit start and stop alone {start_stop:.1f} s", flush=True)
+        print(
+            f"(a) incremental refresh with nothing to do {idle:.1f} s; complete refresh of an empty table "
+            f"{fixed:.1f} s; spark-submit start and stop alone {start_stop:.1f} s",
+            flush=True,
+        )
 
         # (b) complete refreshes
         complete_rows = []
@@ -112,8 +123,8 @@ def main() -> None:
         conn.close()
 
     print(
-        f"\n(a) fixed cost of a refresh with nothing to do: {fixed:.1f} s "
-        f"(spark-submit start and stop alone: {start_stop:.1f} s)\n"
+        f"\n(a) incremental refresh with nothing to do: {idle:.1f} s; fixed cost of a refresh that moves rows "
+        f"(complete refresh of an empty table): {fixed:.1f} s; spark-submit start and stop alone: {start_stop:.1f} s\n"
     )
     print_table(["rows", "complete refresh (s)", "COPY pipe (s)", "whole/COPY", "(whole - fixed)/COPY"], complete_rows)
     print()
