@@ -506,6 +506,37 @@ class Dialect(ABC):
             "values": ", ".join(values),
         }
 
+    def _on_conflict_put_sql(
+        self,
+        rlog: str,
+        objects: LogObjects,
+        op: str,
+        keys: Sequence[str],
+        entry: tuple[str, str, str, str | None],
+        *,
+        alias: str | None,
+        publisher: bool,
+        when: str | None,
+    ) -> list[str]:
+        """:meth:`bidir_put_sql` as ``INSERT ... ON CONFLICT DO UPDATE`` (PostgreSQL, SQLite).
+
+        :param alias: the log's alias in the statement, to name the existing row's columns by; without
+            one, bare column names in DO UPDATE are the existing row's (SQLite).
+        """
+        cols, bidir, q = self.log_columns, BIDIR, self.quote
+        existing = f"{alias}." if alias else ""
+        parts = self._put_parts(rlog, objects, op, keys, entry, existing=existing, publisher=publisher, when=when)
+        target = f"{rlog} AS {alias}" if alias else rlog
+        conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
+        return [
+            f"INSERT INTO {target} ({parts['columns']}) SELECT {parts['values']} "
+            f"WHERE {' AND '.join(parts['conditions']) or 'true'} "
+            f"ON CONFLICT ({conflict}) DO UPDATE SET {q(cols.snaptime)} = excluded.{q(cols.snaptime)}, "
+            f"{q(cols.rowguid)} = excluded.{q(cols.rowguid)}, {q(bidir.origin)} = excluded.{q(bidir.origin)}, "
+            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}",
+            *parts["after"],
+        ]
+
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> list[DdlStep]:

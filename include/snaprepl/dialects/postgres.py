@@ -138,20 +138,9 @@ END"""
         when: str | None = None,
         publisher: bool = False,
     ) -> list[str]:
-        cols, bidir, q = self.log_columns, BIDIR, self.quote
-        parts = self._put_parts(
-            rlog, objects, op, keys, (guid, old, origin, now), existing="l.", publisher=publisher, when=when
+        return self._on_conflict_put_sql(
+            rlog, objects, op, keys, (guid, old, origin, now), alias="l", publisher=publisher, when=when
         )
-        values, conditions = parts["values"], parts["conditions"]
-        where = " AND ".join(conditions) or "true"
-        conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
-        statements = [
-            f"INSERT INTO {rlog} AS l ({parts['columns']}) SELECT {values} WHERE {where} "
-            f"ON CONFLICT ({conflict}) DO UPDATE SET {q(cols.snaptime)} = EXCLUDED.{q(cols.snaptime)}, "
-            f"{q(cols.rowguid)} = EXCLUDED.{q(cols.rowguid)}, {q(bidir.origin)} = EXCLUDED.{q(bidir.origin)}, "
-            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}"
-        ]
-        return [*statements, *parts["after"]]
 
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
