@@ -8,13 +8,9 @@ name order, then push to every one).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import traceback
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
@@ -81,36 +77,16 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
     return outcome
 
 
-def _write_result(payload: dict[str, Any]) -> None:
-    path = os.environ.get(RESULT_FILE_ENV)
-    if path:
-        Path(path).write_text(json.dumps(payload, default=str))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from snaprepl.catalog.store import Catalog
-    from snaprepl.connections import get_connection
-    from snaprepl.errors import SnapreplError
-    from snaprepl.refresh.failures import root_cause
-    from snaprepl.spark.session import LazySession
+    from snaprepl.spark.entrypoint import run_job
 
     args = parse_args(argv)
-    spark = LazySession(f"snaprepl-sync-{args.action}")
-    try:
-        catalog = Catalog.from_connection(get_connection(args.catalog_conn))
-        outcomes = run(spark, args, catalog)
-        _write_result({"ok": True, "outcomes": [o.to_dict() for o in outcomes]})
-        return 0
-    except SnapreplError as err:
-        _write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})
-        print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
-        return 1
-    except Exception as err:
-        traceback.print_exc()
-        _write_result({"ok": False, "error": {"type": "ReplicationError", "message": root_cause(err), "hint": None}})
-        return 1
-    finally:
-        spark.stop()
+    return run_job(
+        f"snaprepl-sync-{args.action}",
+        args.catalog_conn,
+        lambda spark, catalog: {"outcomes": [o.to_dict() for o in run(spark, args, catalog)]},
+        failure_type="ReplicationError",
+    )
 
 
 if __name__ == "__main__":

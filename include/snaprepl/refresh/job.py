@@ -8,15 +8,9 @@ written as JSON to ``SNAPREPL_RESULT_FILE`` for the submitter to read.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-
-RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -56,38 +50,16 @@ def run(spark: Any, request: Any, catalog: Any) -> Any:
     return run_refresh(spark, request, catalog=catalog)
 
 
-def _write_result(payload: dict[str, Any]) -> None:
-    path = os.environ.get(RESULT_FILE_ENV)
-    if path:
-        Path(path).write_text(json.dumps(payload))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from snaprepl.catalog.store import Catalog
-    from snaprepl.connections import get_connection
-    from snaprepl.errors import SnapreplError
-    from snaprepl.spark.session import LazySession
+    from snaprepl.spark.entrypoint import run_job
 
     args = parse_args(argv)
-    spark = LazySession(f"snaprepl-refresh-{args.snapshot}")
-    try:
-        request = request_from(args)
-        catalog = Catalog.from_connection(get_connection(args.catalog_conn))
-        outcome = run(spark, request, catalog)
-        _write_result({"ok": True, "outcome": outcome.to_dict()})
-        return 0
-    except SnapreplError as err:
-        _write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})
-        print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
-        return 1
-    except Exception as err:
-        from snaprepl.refresh.failures import root_cause
-
-        traceback.print_exc()
-        _write_result({"ok": False, "error": {"type": "RefreshFailed", "message": root_cause(err), "hint": None}})
-        return 1
-    finally:
-        spark.stop()
+    return run_job(
+        f"snaprepl-refresh-{args.snapshot}",
+        args.catalog_conn,
+        lambda spark, catalog: {"outcome": run(spark, request_from(args), catalog).to_dict()},
+        failure_type="RefreshFailed",
+    )
 
 
 if __name__ == "__main__":

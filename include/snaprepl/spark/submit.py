@@ -23,8 +23,8 @@ from snaprepl import errors
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError
 from snaprepl.jars import jdbc_jars
-from snaprepl.refresh.job import RESULT_FILE_ENV
 from snaprepl.settings import Settings
+from snaprepl.spark.entrypoint import RESULT_FILE_ENV
 from snaprepl.spark.session import SPARK_CONF
 
 PACKAGE_DIR = Path(snaprepl.__file__).resolve().parent

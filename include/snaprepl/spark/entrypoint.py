@@ -1,0 +1,52 @@
+"""What every ``spark-submit`` job of snaprepl does around its work: the catalog, a lazily started
+SparkSession, and the outcome (or the error) written as JSON to ``SNAPREPL_RESULT_FILE`` for the
+submitter to read. Expected failures print one ``snaprepl: error:`` line; others their traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
+
+
+def write_result(payload: dict[str, Any]) -> None:
+    path = os.environ.get(RESULT_FILE_ENV)
+    if path:
+        Path(path).write_text(json.dumps(payload, default=str))
+
+
+def run_job(app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[str, Any]], *, failure_type: str) -> int:
+    """Run ``work(spark, catalog)``, whose dict goes into the result; return the exit code.
+
+    :param app_name: the SparkSession's name (started only if ``work`` asks for it).
+    :param catalog_conn: the Airflow connection id of the catalog.
+    :param failure_type: the error type reported for unexpected exceptions.
+    """
+    from snaprepl.catalog.store import Catalog
+    from snaprepl.connections import get_connection
+    from snaprepl.errors import SnapreplError
+    from snaprepl.refresh.failures import root_cause
+    from snaprepl.spark.session import LazySession
+
+    spark = LazySession(app_name)
+    try:
+        catalog = Catalog.from_connection(get_connection(catalog_conn))
+        write_result({"ok": True, **work(spark, catalog)})
+        return 0
+    except SnapreplError as err:
+        write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})
+        print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as err:
+        traceback.print_exc()
+        write_result({"ok": False, "error": {"type": failure_type, "message": root_cause(err), "hint": None}})
+        return 1
+    finally:
+        spark.stop()
