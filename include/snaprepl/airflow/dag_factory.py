@@ -59,16 +59,17 @@ def _doc(record: SnapshotRecord) -> str:
     )
 
 
+def _dag(**kwargs: Any) -> DAG:
+    """A snaprepl DAG: no catchup, one run at a time, retries; ``kwargs`` say the rest."""
+    return DAG(start_date=START, catchup=False, max_active_runs=1, default_args=DEFAULT_ARGS, **kwargs)
+
+
 def snapshot_dag(record: SnapshotRecord) -> DAG:
     default_mode = "incremental" if record.incremental else NONINCREMENTAL
-    with DAG(
+    with _dag(
         dag_id=snapshot_dag_id(record.sn_name),
         description=f"refresh snaprepl snapshot {record.sn_name}",
         schedule=timetable(record.sn_schedule),
-        start_date=START,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
         tags=[TAG, "snapshot", "incremental" if record.incremental else NONINCREMENTAL],
         doc_md=_doc(record),
         params={
@@ -86,14 +87,10 @@ def snapshot_dag(record: SnapshotRecord) -> DAG:
 
 
 def replay_log_purge_dag(settings: Settings) -> DAG:
-    with DAG(
+    with _dag(
         dag_id=RPLOG_PURGE_DAG,
         description="purge snaprepl replay logs (REPL_PURGE_RPLOGS)",
         schedule=timetable(settings.rplog_purge_schedule),
-        start_date=START,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
         tags=[TAG, "purge"],
         doc_md="Deletes replay-log entries older than each snapshot's SN_LAST_TS minus `snp_repl_purge_offset`.",
     ) as dag:
@@ -110,14 +107,10 @@ def replay_log_purge_dag(settings: Settings) -> DAG:
 
 
 def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
-    with DAG(
+    with _dag(
         dag_id=LOG_PURGE_DAG,
         description="purge snaprepl snapshot logs (PURGE SNAPSHOT LOG)",
         schedule=timetable(settings.log_purge_schedule),
-        start_date=START,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
         tags=[TAG, "purge"],
         doc_md="Deletes snapshot-log entries every snapshot of the log has applied; one task per log.",
     ) as dag:
@@ -145,14 +138,10 @@ def publication_dag(publication: PublicationRecord, subscriptions: list[Subscrip
     loaded = sorted(s.ss_server for s in subscriptions if s.ss_init_state == "done")
     if not loaded:
         return None
-    with DAG(
+    with _dag(
         dag_id=publication_dag_id(publication.sp_item),
         description=f"sync snaprepl publication {publication.sp_item}",
         schedule=timetable(publication.sp_schedule),
-        start_date=START,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
         tags=[TAG, "publication"],
         doc_md=(
             f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
@@ -175,14 +164,10 @@ def publication_dag(publication: PublicationRecord, subscriptions: list[Subscrip
 
 
 def update_replay_log_purge_dag(settings: Settings) -> DAG:
-    with DAG(
+    with _dag(
         dag_id=URPLOG_PURGE_DAG,
         description="purge snaprepl update replay logs (REPL_PURGE_URPLOGS)",
         schedule=timetable(settings.urplog_purge_schedule),
-        start_date=START,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
         tags=[TAG, "purge"],
         doc_md="Per publication, subscriber and direction, deletes update replay log entries older than that "
         "direction's watermark minus `snp_repl_purge_offset`.",
