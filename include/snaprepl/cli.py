@@ -82,6 +82,16 @@ def _parser() -> argparse.ArgumentParser:
     catalog_actions = catalog.add_subparsers(dest="action", required=True)
     catalog_actions.add_parser("upgrade", help="create or migrate the SYS_* tables in the catalog database")
     catalog_actions.add_parser("where", help="print where the catalog is")
+    grant = catalog_actions.add_parser(
+        "grant", help="create or update a role that can use only snaprepl's catalog tables (for snaprepl_catalog)"
+    )
+    grant.add_argument("role", help="the role (PostgreSQL) or user (MariaDB) to create or update")
+    grant.add_argument(
+        "--password-env",
+        metavar="VAR",
+        help="environment variable holding the role's password (never on the command line)",
+    )
+    grant.add_argument("--host", default="%", help="MariaDB: the account's host part (default %%)")
     return parser
 
 
@@ -136,6 +146,14 @@ def _run(args: argparse.Namespace) -> int:
         if args.action == "upgrade":
             upgrade(catalog.engine)
             print(f"catalog migrated in {catalog.describe()}")
+        elif args.action == "grant":
+            from snaprepl.catalog.grants import grant_catalog_role, password_from_env
+
+            print(
+                grant_catalog_role(
+                    catalog.engine, args.role, password_from_env(args.password_env), mysql_host=args.host
+                )
+            )
         else:
             print(catalog.describe())
         return 0
