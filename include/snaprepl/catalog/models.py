@@ -25,9 +25,15 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.dialects import mysql
 
 NAME = String(400)  # a catalog key: schema.table@conn_id
 IDENT = String(255)  # a single identifier, conn id or server name
+#: Server names (ASCII by validation) and the row versions made from them. On MySQL and MariaDB one
+#: byte per character keeps the replay logs' composite keys under InnoDB's 3,072-byte key limit.
+ASCII_IDENT = String(255).with_variant(mysql.VARCHAR(255, charset="ascii", collation="ascii_bin"), "mysql", "mariadb")
+#: MySQL's and MariaDB's DATETIME drops microseconds unless told otherwise; SNAPTIMEs need them.
+TIMESTAMP = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
 metadata = MetaData()
 
@@ -36,7 +42,7 @@ SYS_SNAPSHOT = Table(
     metadata,
     Column("SN_NAME", NAME, primary_key=True, comment="destination table: schema.table@conn_id"),
     Column("SN_QUERY", Text, nullable=False, comment="query whose result the destination holds"),
-    Column("SN_LAST_TS", DateTime, comment="SNAPTIME of the last log group applied (source clock, UTC)"),
+    Column("SN_LAST_TS", TIMESTAMP, comment="SNAPTIME of the last log group applied (source clock, UTC)"),
     Column("SN_IS_INCREMENTAL", Integer, comment="NULL: nonincremental; otherwise incremental"),
     Column("SN_SOURCE_TABLE", NAME, comment="incremental: the source table (its SYS_SNAPSHOT_LOG key)"),
     Column("SN_LAST_UPD_BM", Text, comment="bookmark of an unfinished complete refresh"),
@@ -50,8 +56,8 @@ SYS_SNAPSHOT = Table(
     Column("SN_SCHEDULE", String(100), comment="Airflow schedule of the refresh DAG (NULL = manual)"),
     Column("SN_TOLERANCE_MIN", Integer, comment="tolerance window override in minutes"),
     Column("SN_NEEDS_COMPLETE", Text, comment="why a complete refresh is required (NULL = not required)"),
-    Column("SN_CREATED_AT", DateTime, nullable=False),
-    Column("SN_LAST_REFRESH_AT", DateTime),
+    Column("SN_CREATED_AT", TIMESTAMP, nullable=False),
+    Column("SN_LAST_REFRESH_AT", TIMESTAMP),
     Column("SN_LAST_REFRESH_KIND", String(20), comment="incremental or complete"),
     Column("SN_LAST_STATUS", String(20), comment="running, succeeded or failed"),
     Column("SN_LAST_ERROR", Text),
@@ -75,9 +81,9 @@ SYS_SNAPSHOT_LOG = Table(
     Column("SNL_KEY_COLUMNS", Text, nullable=False, comment="JSON list of the source's primary key"),
     Column("SNL_OBJECTS", Text, nullable=False, comment="JSON: names of the log's database objects"),
     Column("SNL_KIND", String(20), nullable=False, comment="snapshot, or bidir for publications"),
-    Column("SNL_PURGED_BEFORE", DateTime, comment="entries older than this may have been purged"),
-    Column("SNL_LAST_PURGE_AT", DateTime),
-    Column("SNL_CREATED_AT", DateTime, nullable=False),
+    Column("SNL_PURGED_BEFORE", TIMESTAMP, comment="entries older than this may have been purged"),
+    Column("SNL_LAST_PURGE_AT", TIMESTAMP),
+    Column("SNL_CREATED_AT", TIMESTAMP, nullable=False),
 )
 
 SYS_SERVERS = Table(
@@ -85,7 +91,7 @@ SYS_SERVERS = Table(
     metadata,
     Column("SERVER", IDENT, primary_key=True, comment="unique replication name"),
     Column("DB_ADDRESS", IDENT, nullable=False, unique=True, comment="Airflow connection id"),
-    Column("CREATED_AT", DateTime, nullable=False),
+    Column("CREATED_AT", TIMESTAMP, nullable=False),
 )
 
 SYS_SNAPSHOT_PUB = Table(
@@ -93,14 +99,14 @@ SYS_SNAPSHOT_PUB = Table(
     metadata,
     Column("SP_ITEM", NAME, primary_key=True, comment="published table: schema.table@conn_id"),
     Column("SP_TYPE", Integer, primary_key=True, comment="1 = collection of files, 2 = table"),
-    Column("SP_LAST_TS", DateTime, comment="publisher log: last SNAPTIME pushed to every subscriber"),
+    Column("SP_LAST_TS", TIMESTAMP, comment="publisher log: last SNAPTIME pushed to every subscriber"),
     Column("SP_SERVER", IDENT, nullable=False, comment="replication name of the publisher"),
     Column("SP_SCHEDULE", String(100)),
-    Column("SP_LAST_SYNC_AT", DateTime),
+    Column("SP_LAST_SYNC_AT", TIMESTAMP),
     Column("SP_ROWS_PER_COMMIT", Integer, comment="rows per commit of syncs (never splitting a SNAPTIME group)"),
     Column("SP_LAST_STATUS", String(20)),
     Column("SP_LAST_ERROR", Text),
-    Column("SP_CREATED_AT", DateTime, nullable=False),
+    Column("SP_CREATED_AT", TIMESTAMP, nullable=False),
 )
 
 SYS_SNAPSHOT_SUB = Table(
@@ -109,17 +115,17 @@ SYS_SNAPSHOT_SUB = Table(
     Column("SS_SERVER", IDENT, primary_key=True, comment="replication name of the subscriber"),
     Column("SS_ITEM", NAME, primary_key=True),
     Column("SS_TYPE", Integer, primary_key=True),
-    Column("SS_LAST_PULL_TS", DateTime, comment="subscriber clock: last SNAPTIME pulled"),
-    Column("SS_LAST_PUSH_TS", DateTime, comment="publisher clock: last SNAPTIME pushed"),
+    Column("SS_LAST_PULL_TS", TIMESTAMP, comment="subscriber clock: last SNAPTIME pulled"),
+    Column("SS_LAST_PUSH_TS", TIMESTAMP, comment="publisher clock: last SNAPTIME pushed"),
     Column("SS_SCHEMA", IDENT, comment="schema of the replica on the subscriber"),
     Column("SS_TABLE", IDENT, comment="name of the replica on the subscriber"),
     Column("SS_INIT_STATE", String(20), comment="NULL, running or done (REPL_INIT_SNAPSHOT)"),
     Column("SS_INIT_BM", Text, comment="bookmark of an unfinished initial copy"),
-    Column("SS_LAST_PULL_AT", DateTime),
-    Column("SS_LAST_PUSH_AT", DateTime),
+    Column("SS_LAST_PULL_AT", TIMESTAMP),
+    Column("SS_LAST_PUSH_AT", TIMESTAMP),
     Column("SS_LAST_STATUS", String(20)),
     Column("SS_LAST_ERROR", Text),
-    Column("SS_CREATED_AT", DateTime, nullable=False),
+    Column("SS_CREATED_AT", TIMESTAMP, nullable=False),
 )
 
 SYS_SNAPSHOT_CR = Table(
@@ -140,8 +146,8 @@ SYS_RPLOG = Table(
     "SYS_RPLOG",
     metadata,
     Column("TARGET", NAME, primary_key=True, comment="snapshot (SN_NAME) the entry was applied to"),
-    Column("RLOG_ROWGUID", IDENT, primary_key=True),
-    Column("SNAPTIME", DateTime, nullable=False),
+    Column("RLOG_ROWGUID", ASCII_IDENT, primary_key=True),
+    Column("SNAPTIME", TIMESTAMP, nullable=False),
     Index("ix_sys_rplog_target_snaptime", "TARGET", "SNAPTIME"),
 )
 
@@ -149,10 +155,10 @@ SYS_URPLOG = Table(
     "SYS_URPLOG",
     metadata,
     Column("ITEM", NAME, primary_key=True),
-    Column("SOURCE_SERVER", IDENT, primary_key=True),
-    Column("TARGET_SERVER", IDENT, primary_key=True),
-    Column("RLOG_ROWGUID", IDENT, primary_key=True),
-    Column("SNAPTIME", DateTime, nullable=False),
+    Column("SOURCE_SERVER", ASCII_IDENT, primary_key=True),
+    Column("TARGET_SERVER", ASCII_IDENT, primary_key=True),
+    Column("RLOG_ROWGUID", ASCII_IDENT, primary_key=True),
+    Column("SNAPTIME", TIMESTAMP, nullable=False),
     Index("ix_sys_urplog_direction_snaptime", "ITEM", "SOURCE_SERVER", "TARGET_SERVER", "SNAPTIME"),
 )
 
@@ -162,17 +168,17 @@ SYS_SNAPSHOT_CONFLICT = Table(
     Column("CF_ID", Integer, primary_key=True, autoincrement=True),
     Column("CF_ITEM", NAME, nullable=False),
     Column("CF_TYPE", String(1), nullable=False, comment="I (uniqueness), U (update) or D (delete)"),
-    Column("CF_ORIGIN", IDENT, nullable=False, comment="server the incoming change came from"),
+    Column("CF_ORIGIN", ASCII_IDENT, nullable=False, comment="server the incoming change came from"),
     Column("CF_KEY", Text, nullable=False, comment="JSON primary key"),
     Column("CF_INCOMING", Text, comment="JSON row as it came in"),
     Column("CF_CURRENT", Text, comment="JSON publisher row at the time"),
     Column("CF_RESOLVER", String(500), comment="resolver that decided, or 'default'"),
     Column("CF_DECISION", Integer, nullable=False, comment="1 sub wins, 2 sub wins changed, 3 pub wins, 4 ignore"),
     Column("CF_LOSER", Text, comment="JSON of the losing row"),
-    Column("CF_AT", DateTime, nullable=False),
+    Column("CF_AT", TIMESTAMP, nullable=False),
     Column("CF_NOTIFIED", Boolean, nullable=False, default=False),
     Column("CF_RUN_ID", String(64), comment="sync run that met the conflict"),
-    Column("CF_ENTRY", IDENT, comment="RLOG_ROWGUID of the incoming log entry: a conflict is recorded once"),
+    Column("CF_ENTRY", ASCII_IDENT, comment="RLOG_ROWGUID of the incoming log entry: a conflict is recorded once"),
     Index("ix_sys_snapshot_conflict_item_at", "CF_ITEM", "CF_AT"),
     UniqueConstraint("CF_ITEM", "CF_ORIGIN", "CF_ENTRY", name="uq_sys_snapshot_conflict_entry"),
 )
@@ -183,7 +189,7 @@ SYS_REPL_LOCK = Table(
     Column("LOCK_NAME", NAME, primary_key=True, comment="snapshot:<name>, pull:<item>, push:<item>:<server>, ..."),
     Column("RUN_ID", String(64), nullable=False, comment="run holding the lock"),
     Column("HOLDER", IDENT, nullable=False, comment="host:pid of that run"),
-    Column("HEARTBEAT", DateTime, nullable=False, comment="last sign of life of that run"),
+    Column("HEARTBEAT", TIMESTAMP, nullable=False, comment="last sign of life of that run"),
 )
 
 VERSION_TABLE = "alembic_version_snaprepl"

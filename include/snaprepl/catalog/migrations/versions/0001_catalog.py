@@ -10,6 +10,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import mysql
+
+# MySQL/MariaDB only: microseconds, and one byte per character of server names and row versions
+# (keys stay under InnoDB's 3,072 bytes). Other databases get the plain types.
+TIMESTAMP = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+ASCII_IDENT = sa.String(length=255).with_variant(
+    mysql.VARCHAR(255, charset="ascii", collation="ascii_bin"), "mysql", "mariadb"
+)
 
 revision = "0001"
 down_revision = None
@@ -28,7 +36,7 @@ def upgrade() -> None:
         ),
         sa.Column("RUN_ID", sa.String(length=64), nullable=False, comment="run holding the lock"),
         sa.Column("HOLDER", sa.String(length=255), nullable=False, comment="host:pid of that run"),
-        sa.Column("HEARTBEAT", sa.DateTime(), nullable=False, comment="last sign of life of that run"),
+        sa.Column("HEARTBEAT", TIMESTAMP, nullable=False, comment="last sign of life of that run"),
         sa.PrimaryKeyConstraint("LOCK_NAME"),
     )
     op.create_table(
@@ -36,8 +44,8 @@ def upgrade() -> None:
         sa.Column(
             "TARGET", sa.String(length=400), nullable=False, comment="snapshot (SN_NAME) the entry was applied to"
         ),
-        sa.Column("RLOG_ROWGUID", sa.String(length=255), nullable=False),
-        sa.Column("SNAPTIME", sa.DateTime(), nullable=False),
+        sa.Column("RLOG_ROWGUID", ASCII_IDENT, nullable=False),
+        sa.Column("SNAPTIME", TIMESTAMP, nullable=False),
         sa.PrimaryKeyConstraint("TARGET", "RLOG_ROWGUID"),
     )
     op.create_index("ix_sys_rplog_target_snaptime", "SYS_RPLOG", ["TARGET", "SNAPTIME"], unique=False)
@@ -46,7 +54,7 @@ def upgrade() -> None:
         "SYS_SERVERS",
         sa.Column("SERVER", sa.String(length=255), nullable=False, comment="unique replication name"),
         sa.Column("DB_ADDRESS", sa.String(length=255), nullable=False, comment="Airflow connection id"),
-        sa.Column("CREATED_AT", sa.DateTime(), nullable=False),
+        sa.Column("CREATED_AT", TIMESTAMP, nullable=False),
         sa.PrimaryKeyConstraint("SERVER"),
         sa.UniqueConstraint("DB_ADDRESS"),
     )
@@ -56,7 +64,7 @@ def upgrade() -> None:
         sa.Column("SN_QUERY", sa.Text(), nullable=False, comment="query whose result the destination holds"),
         sa.Column(
             "SN_LAST_TS",
-            sa.DateTime(),
+            TIMESTAMP,
             nullable=True,
             comment="SNAPTIME of the last log group applied (source clock, UTC)",
         ),
@@ -97,8 +105,8 @@ def upgrade() -> None:
             nullable=True,
             comment="why a complete refresh is required (NULL = not required)",
         ),
-        sa.Column("SN_CREATED_AT", sa.DateTime(), nullable=False),
-        sa.Column("SN_LAST_REFRESH_AT", sa.DateTime(), nullable=True),
+        sa.Column("SN_CREATED_AT", TIMESTAMP, nullable=False),
+        sa.Column("SN_LAST_REFRESH_AT", TIMESTAMP, nullable=True),
         sa.Column("SN_LAST_REFRESH_KIND", sa.String(length=20), nullable=True, comment="incremental or complete"),
         sa.Column("SN_LAST_STATUS", sa.String(length=20), nullable=True, comment="running, succeeded or failed"),
         sa.Column("SN_LAST_ERROR", sa.Text(), nullable=True),
@@ -114,7 +122,7 @@ def upgrade() -> None:
         sa.Column("CF_ID", sa.Integer(), autoincrement=True, nullable=False),
         sa.Column("CF_ITEM", sa.String(length=400), nullable=False),
         sa.Column("CF_TYPE", sa.String(length=1), nullable=False, comment="I (uniqueness), U (update) or D (delete)"),
-        sa.Column("CF_ORIGIN", sa.String(length=255), nullable=False, comment="server the incoming change came from"),
+        sa.Column("CF_ORIGIN", ASCII_IDENT, nullable=False, comment="server the incoming change came from"),
         sa.Column("CF_KEY", sa.Text(), nullable=False, comment="JSON primary key"),
         sa.Column("CF_INCOMING", sa.Text(), nullable=True, comment="JSON row as it came in"),
         sa.Column("CF_CURRENT", sa.Text(), nullable=True, comment="JSON publisher row at the time"),
@@ -123,7 +131,7 @@ def upgrade() -> None:
             "CF_DECISION", sa.Integer(), nullable=False, comment="1 sub wins, 2 sub wins changed, 3 pub wins, 4 ignore"
         ),
         sa.Column("CF_LOSER", sa.Text(), nullable=True, comment="JSON of the losing row"),
-        sa.Column("CF_AT", sa.DateTime(), nullable=False),
+        sa.Column("CF_AT", TIMESTAMP, nullable=False),
         sa.Column("CF_NOTIFIED", sa.Boolean(), nullable=False),
         sa.Column("CF_RUN_ID", sa.String(length=64), nullable=True, comment="sync run that met the conflict"),
         sa.PrimaryKeyConstraint("CF_ID"),
@@ -161,10 +169,10 @@ def upgrade() -> None:
         sa.Column("SNL_OBJECTS", sa.Text(), nullable=False, comment="JSON: names of the log's database objects"),
         sa.Column("SNL_KIND", sa.String(length=20), nullable=False, comment="snapshot, or bidir for publications"),
         sa.Column(
-            "SNL_PURGED_BEFORE", sa.DateTime(), nullable=True, comment="entries older than this may have been purged"
+            "SNL_PURGED_BEFORE", TIMESTAMP, nullable=True, comment="entries older than this may have been purged"
         ),
-        sa.Column("SNL_LAST_PURGE_AT", sa.DateTime(), nullable=True),
-        sa.Column("SNL_CREATED_AT", sa.DateTime(), nullable=False),
+        sa.Column("SNL_LAST_PURGE_AT", TIMESTAMP, nullable=True),
+        sa.Column("SNL_CREATED_AT", TIMESTAMP, nullable=False),
         sa.PrimaryKeyConstraint("SNL_SOURCE"),
     )
     op.create_table(
@@ -173,13 +181,13 @@ def upgrade() -> None:
         sa.Column("SP_TYPE", sa.Integer(), nullable=False, comment="1 = collection of files, 2 = table"),
         sa.Column(
             "SP_LAST_TS",
-            sa.DateTime(),
+            TIMESTAMP,
             nullable=True,
             comment="publisher log: last SNAPTIME pushed to every subscriber",
         ),
         sa.Column("SP_SERVER", sa.String(length=255), nullable=False, comment="replication name of the publisher"),
         sa.Column("SP_SCHEDULE", sa.String(length=100), nullable=True),
-        sa.Column("SP_LAST_SYNC_AT", sa.DateTime(), nullable=True),
+        sa.Column("SP_LAST_SYNC_AT", TIMESTAMP, nullable=True),
         sa.Column(
             "SP_ROWS_PER_COMMIT",
             sa.Integer(),
@@ -188,7 +196,7 @@ def upgrade() -> None:
         ),
         sa.Column("SP_LAST_STATUS", sa.String(length=20), nullable=True),
         sa.Column("SP_LAST_ERROR", sa.Text(), nullable=True),
-        sa.Column("SP_CREATED_AT", sa.DateTime(), nullable=False),
+        sa.Column("SP_CREATED_AT", TIMESTAMP, nullable=False),
         sa.PrimaryKeyConstraint("SP_ITEM", "SP_TYPE"),
     )
     op.create_table(
@@ -196,28 +204,28 @@ def upgrade() -> None:
         sa.Column("SS_SERVER", sa.String(length=255), nullable=False, comment="replication name of the subscriber"),
         sa.Column("SS_ITEM", sa.String(length=400), nullable=False),
         sa.Column("SS_TYPE", sa.Integer(), nullable=False),
-        sa.Column("SS_LAST_PULL_TS", sa.DateTime(), nullable=True, comment="subscriber clock: last SNAPTIME pulled"),
-        sa.Column("SS_LAST_PUSH_TS", sa.DateTime(), nullable=True, comment="publisher clock: last SNAPTIME pushed"),
+        sa.Column("SS_LAST_PULL_TS", TIMESTAMP, nullable=True, comment="subscriber clock: last SNAPTIME pulled"),
+        sa.Column("SS_LAST_PUSH_TS", TIMESTAMP, nullable=True, comment="publisher clock: last SNAPTIME pushed"),
         sa.Column("SS_SCHEMA", sa.String(length=255), nullable=True, comment="schema of the replica on the subscriber"),
         sa.Column("SS_TABLE", sa.String(length=255), nullable=True, comment="name of the replica on the subscriber"),
         sa.Column(
             "SS_INIT_STATE", sa.String(length=20), nullable=True, comment="NULL, running or done (REPL_INIT_SNAPSHOT)"
         ),
         sa.Column("SS_INIT_BM", sa.Text(), nullable=True, comment="bookmark of an unfinished initial copy"),
-        sa.Column("SS_LAST_PULL_AT", sa.DateTime(), nullable=True),
-        sa.Column("SS_LAST_PUSH_AT", sa.DateTime(), nullable=True),
+        sa.Column("SS_LAST_PULL_AT", TIMESTAMP, nullable=True),
+        sa.Column("SS_LAST_PUSH_AT", TIMESTAMP, nullable=True),
         sa.Column("SS_LAST_STATUS", sa.String(length=20), nullable=True),
         sa.Column("SS_LAST_ERROR", sa.Text(), nullable=True),
-        sa.Column("SS_CREATED_AT", sa.DateTime(), nullable=False),
+        sa.Column("SS_CREATED_AT", TIMESTAMP, nullable=False),
         sa.PrimaryKeyConstraint("SS_SERVER", "SS_ITEM", "SS_TYPE"),
     )
     op.create_table(
         "SYS_URPLOG",
         sa.Column("ITEM", sa.String(length=400), nullable=False),
-        sa.Column("SOURCE_SERVER", sa.String(length=255), nullable=False),
-        sa.Column("TARGET_SERVER", sa.String(length=255), nullable=False),
-        sa.Column("RLOG_ROWGUID", sa.String(length=255), nullable=False),
-        sa.Column("SNAPTIME", sa.DateTime(), nullable=False),
+        sa.Column("SOURCE_SERVER", ASCII_IDENT, nullable=False),
+        sa.Column("TARGET_SERVER", ASCII_IDENT, nullable=False),
+        sa.Column("RLOG_ROWGUID", ASCII_IDENT, nullable=False),
+        sa.Column("SNAPTIME", TIMESTAMP, nullable=False),
         sa.PrimaryKeyConstraint("ITEM", "SOURCE_SERVER", "TARGET_SERVER", "RLOG_ROWGUID"),
     )
     op.create_index(

@@ -10,6 +10,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import mysql
+
+# MySQL/MariaDB only: microseconds, and one byte per character of server names and row versions
+# (keys stay under InnoDB's 3,072 bytes). Other databases get the plain types.
+TIMESTAMP = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+ASCII_IDENT = sa.String(length=255).with_variant(
+    mysql.VARCHAR(255, charset="ascii", collation="ascii_bin"), "mysql", "mariadb"
+)
 
 revision = "0002"
 down_revision = "0001"
@@ -22,7 +30,7 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column(
                 "CF_ENTRY",
-                sa.String(length=255),
+                ASCII_IDENT,
                 nullable=True,
                 comment="RLOG_ROWGUID of the incoming log entry: a conflict is recorded once",
             )
