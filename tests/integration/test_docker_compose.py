@@ -42,7 +42,7 @@ ONE_SHOT = {"airflow-init"}
 SERVICES = {*AIRFLOW_SERVICES, "postgres", "spark-master", "spark-worker", "source-postgres", "source-mariadb"}
 #: Services that start only once airflow-init has migrated the metadata database and the catalog.
 AFTER_INIT = ["airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"]
-PASSWORD_VARIABLES = {"AIRFLOW_DB_PASSWORD", "SHOP_PG_PASSWORD", "SHOP_MY_PASSWORD"}
+PASSWORD_VARIABLES = {"AIRFLOW_DB_PASSWORD", "SNAPREPL_CATALOG_PASSWORD", "SHOP_PG_PASSWORD", "SHOP_MY_PASSWORD"}
 SECRET_VARIABLES = PASSWORD_VARIABLES | {"AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "AIRFLOW_FERNET_KEY"}
 SPARK_MASTER_URL = "spark://spark-master:7077"
 
@@ -60,7 +60,7 @@ EXPECTED_AIRFLOW_ENV = {
     "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "true",
     "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
     "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "true",
-    "AIRFLOW_CONN_SNAPREPL_CATALOG": "postgresql://airflow:airflow@postgres:5432/airflow",
+    "AIRFLOW_CONN_SNAPREPL_CATALOG": "postgresql://snaprepl_catalog:snaprepl_catalog@postgres:5432/airflow",
     "AIRFLOW_CONN_SHOP_PG": "postgres://shop:shop@source-postgres:5432/shop",
     "AIRFLOW_CONN_SHOP_MY": "mysql://shop:shop@source-mariadb:3306/shop",
 }
@@ -276,7 +276,9 @@ def test_airflow_services_share_image_and_environment(raw: dict[str, Any], defau
         build = definition["build"]
         builds.add((build["context"], build["dockerfile"], build.get("target")))
         env = environment(defaults, name)
-        assert {key: env.get(key) for key in common_keys} == {key: reference[key] for key in common_keys}, name
+        # Only airflow-init reaches the catalog as the owner (it grants the catalog role).
+        keys = common_keys - {"AIRFLOW_CONN_SNAPREPL_CATALOG"} if name == "airflow-init" else common_keys
+        assert {key: env.get(key) for key in keys} == {key: reference[key] for key in keys}, name
     assert builds == {(str(REPO), "docker/Dockerfile", "airflow")}
 
 
@@ -318,7 +320,8 @@ def test_airflow_settings_are_real_options(defaults: dict[str, Any]) -> None:
 def test_catalog_connection_is_the_metadata_database(
     resolution: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What snaprepl makes of AIRFLOW_CONN_SNAPREPL_CATALOG is the database Airflow migrates."""
+    """What snaprepl makes of AIRFLOW_CONN_SNAPREPL_CATALOG is the database Airflow migrates, reached by
+    tasks as the catalog role that airflow-init grants, and by airflow-init as the database's owner."""
     from sqlalchemy.engine import make_url
 
     from snaprepl.catalog.store import catalog_connection
@@ -329,13 +332,20 @@ def test_catalog_connection_is_the_metadata_database(
     catalog = catalog_connection(Settings()).sqlalchemy_url()
     metadata = make_url(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
     assert catalog.get_backend_name() == metadata.get_backend_name() == "postgresql"
-    assert (catalog.host, catalog.port or 5432, catalog.database, catalog.username, catalog.password) == (
+    assert (catalog.host, catalog.port or 5432, catalog.database) == (
         metadata.host,
         metadata.port or 5432,
         metadata.database,
-        metadata.username,
-        metadata.password,
     )
+    assert catalog.username == "snaprepl_catalog" != metadata.username, "tasks do not hold the owner's credentials"
+    init = service(request.getfixturevalue(resolution), "airflow-init")
+    init_env = environment(request.getfixturevalue(resolution), "airflow-init")
+    assert catalog.password == init_env["SNAPREPL_CATALOG_PASSWORD"]
+    assert "snaprepl catalog grant snaprepl_catalog --password-env SNAPREPL_CATALOG_PASSWORD" in " ".join(
+        init["command"]
+    )
+    owner = make_url(init_env["AIRFLOW_CONN_SNAPREPL_CATALOG"].replace("postgresql://", "postgresql+psycopg2://"))
+    assert (owner.username, owner.password, owner.database) == (metadata.username, metadata.password, metadata.database)
     postgres = environment(request.getfixturevalue(resolution), "postgres")
     assert (metadata.host, metadata.username, metadata.password, metadata.database) == (
         "postgres",
