@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from snaprepl import snapshot_logs, snapshots
+from snaprepl.arguments import Flag, checked
 from snaprepl.catalog.store import Catalog
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
@@ -30,6 +31,7 @@ def _settings(settings: Settings | None) -> Settings:
     return settings if settings is not None else Settings.load()
 
 
+@checked
 def repl_create_snapshot_log(source_table: str, *, catalog: Catalog | None = None) -> snapshot_logs.CreatedLog:
     """``CREATE SNAPSHOT LOG FOR source_table``: log table ``RLOG_<t>`` and its three triggers.
 
@@ -38,14 +40,16 @@ def repl_create_snapshot_log(source_table: str, *, catalog: Catalog | None = Non
     return snapshot_logs.create_snapshot_log(parse_table_ref(source_table), catalog=_catalog(catalog))
 
 
+@checked
 def repl_drop_snapshot_log(source_table: str, *, catalog: Catalog | None = None) -> snapshot_logs.DroppedLog:
     """``DROP SNAPSHOT LOG FOR source_table``: drop the triggers and ``RLOG_<t>``, and unregister."""
     return snapshot_logs.drop_snapshot_log(parse_table_ref(source_table), catalog=_catalog(catalog))
 
 
+@checked
 def repl_purge_snapshot_log(
     source_table: str,
-    force: bool | int = False,
+    force: Flag = False,
     *,
     catalog: Catalog | None = None,
     settings: Settings | None = None,
@@ -58,10 +62,11 @@ def repl_purge_snapshot_log(
         parse_table_ref(source_table),
         catalog=_catalog(catalog),
         settings=_settings(settings),
-        force=bool(force),
+        force=bool(force),  # parsed strictly by @checked
     )
 
 
+@checked
 def repl_create_snapshot(
     query_def: str,
     dest_table: str,
@@ -87,6 +92,7 @@ def repl_create_snapshot(
     )
 
 
+@checked
 def repl_create_inc_snapshot(
     source_column_list: str | None,
     source_table: str,
@@ -115,6 +121,7 @@ def repl_create_inc_snapshot(
     )
 
 
+@checked
 def repl_refresh_inc_snapshot(
     snapshot_table_name: str,
     *,
@@ -132,6 +139,7 @@ def repl_refresh_inc_snapshot(
     )
 
 
+@checked
 def repl_refresh_noninc_snapshot(
     snapshot_table_name: str,
     *,
@@ -149,8 +157,9 @@ def repl_refresh_noninc_snapshot(
     )
 
 
+@checked
 def repl_drop_snapshot(
-    snapshot_table_name: str, delete: int | bool = 0, *, catalog: Catalog | None = None
+    snapshot_table_name: str, delete: Flag = 0, *, catalog: Catalog | None = None
 ) -> snapshots.DroppedSnapshot:
     """``DROP SNAPSHOT name [WITH DELETE]``; ``delete`` true also drops the destination table."""
     return snapshots.drop_snapshot(
@@ -158,6 +167,7 @@ def repl_drop_snapshot(
     )
 
 
+@checked
 def repl_set_snapshot_schedule(
     snapshot_table_name: str, schedule: str | None, *, catalog: Catalog | None = None
 ) -> snapshots.ScheduledSnapshot:
@@ -165,6 +175,7 @@ def repl_set_snapshot_schedule(
     return snapshots.set_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
 
 
+@checked
 def repl_purge_rplogs(
     *, catalog: Catalog | None = None, settings: Settings | None = None
 ) -> snapshots.PurgedReplayLogs:
@@ -200,6 +211,7 @@ def _item_ref(item: str) -> Any:
     return parse_table_ref(item)
 
 
+@checked
 def repl_snp_server(
     dsn: str, user: str | None = None, password: str | None = None, *, catalog: Catalog | None = None
 ) -> str:
@@ -224,6 +236,7 @@ def repl_snp_server(
     return register_server(dsn, catalog=_catalog(catalog))
 
 
+@checked
 def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
     """``REPL_SERVER_NAME(conn_id)``: the replication name of a registered server."""
     from snaprepl.bidir.servers import server_name
@@ -231,6 +244,7 @@ def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
     return server_name(dsn, catalog=_catalog(catalog))
 
 
+@checked
 def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers)."""
     from snaprepl.bidir.publications import create_publication
@@ -238,6 +252,7 @@ def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = 
     return create_publication(_item_ref(item), type, catalog=_catalog(catalog))
 
 
+@checked
 def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_PUB(item, 2)``: drop a publication with its subscriptions and resolvers."""
     from snaprepl.bidir.publications import drop_publication
@@ -245,6 +260,7 @@ def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = No
     return drop_publication(_item_ref(item), type, catalog=_catalog(catalog))
 
 
+@checked
 def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_SUB(server, item, 2)``: create the replica on a registered server."""
     from snaprepl.bidir.publications import create_subscription
@@ -252,6 +268,7 @@ def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Cata
     return create_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
 
 
+@checked
 def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_SUB(server, item, 2)``: drop a subscription and its replica."""
     from snaprepl.bidir.publications import drop_subscription
@@ -259,6 +276,7 @@ def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalo
     return drop_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
 
 
+@checked
 def repl_init_snapshot(
     server: str,
     item: str,
@@ -282,6 +300,7 @@ def repl_init_snapshot(
     return SyncResult(f"REPL_INIT_SNAPSHOT {publication.sp_item} on {server}", outcomes)
 
 
+@checked
 def repl_update_snapshot(
     item: str,
     type: int,
@@ -303,6 +322,7 @@ def repl_update_snapshot(
     return SyncResult(f"REPL_UPDATE_SNAPSHOT {publication.sp_item}", outcomes, notified)
 
 
+@checked
 def repl_add_snapshot_cr(
     table: str,
     suffix: str,
@@ -323,6 +343,7 @@ def repl_add_snapshot_cr(
     return add_resolver(_item_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
 
 
+@checked
 def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
     """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
     from snaprepl.bidir.publications import find_publication
@@ -335,6 +356,7 @@ def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: C
     return f"publication {publication.sp_item}: schedule {value or 'none (manual syncs only)'}"
 
 
+@checked
 def repl_purge_urplogs(*, catalog: Catalog | None = None, settings: Settings | None = None) -> str:
     """``REPL_PURGE_URPLOGS()``: purge update replay logs per publication, subscriber and direction."""
     from snaprepl.bidir.purge import purge_urplogs

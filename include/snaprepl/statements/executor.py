@@ -10,6 +10,7 @@ from functools import singledispatch
 from typing import Any
 
 from snaprepl import api, snapshot_logs, snapshots
+from snaprepl.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
 from snaprepl.settings import Settings
@@ -96,9 +97,13 @@ def _(statement: ast.AlterSnapshot, ctx: Context) -> Any:
 
 @execute.register
 def _(statement: ast.Call, ctx: Context) -> Any:
-    function = _function(statement.function)
-    args = [execute(a, ctx) if isinstance(a, ast.Call) else a for a in statement.args]
-    _check_arity(function, statement.function, args)
+    _check_call(statement)  # the whole call, inner calls included, before any of them runs
+    return _run_call(statement, ctx)
+
+
+def _run_call(call: ast.Call, ctx: Context) -> Any:
+    function = _function(call.function)
+    args = [_run_call(a, ctx) if isinstance(a, ast.Call) else a for a in call.args]
     accepted = inspect.signature(function).parameters
     context = {"catalog": ctx.catalog, "settings": ctx.settings, "refresher": ctx.refresher, "syncer": ctx.syncer}
     kwargs = {k: v for k, v in context.items() if k in accepted}
@@ -114,19 +119,21 @@ def _function(name: str) -> Callable[..., Any]:
     return function
 
 
-def _check_arity(function: Callable[..., Any], name: str, args: list[Any]) -> None:
-    positional = [
-        p
-        for p in inspect.signature(function).parameters.values()
-        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
-    required = [p for p in positional if p.default is inspect.Parameter.empty]
-    if not len(required) <= len(args) <= len(positional):
-        expected = ", ".join(p.name if p in required else f"[{p.name}]" for p in positional)
-        raise InvalidArgument(f"{name}({expected}) got {len(args)} argument(s)")
-    for arg, param in zip(args, positional, strict=False):
-        if param.annotation in ("str", str) and not isinstance(arg, str):
-            raise InvalidArgument(f"{name}: argument {param.name} must be a quoted string, got {arg!r}")
+def _check_call(call: ast.Call) -> Callable[..., Any]:
+    """Refuse a call whose function, argument count or argument kinds are wrong, at any depth."""
+    function = _function(call.function)
+    check_count(function, len(call.args), call.function)
+    for arg, param in zip(call.args, positional(function), strict=False):
+        if isinstance(arg, ast.Call):
+            returned = hints(_check_call(arg)).get("return", Any)
+            if not returns_fit(returned, hints(function).get(param.name, Any)):
+                raise InvalidArgument(
+                    f"{call.function}: argument {param.name} cannot be the result of {arg.function}()",
+                    "pass a value",
+                )
+        else:
+            check_value(function, param.name, arg, call.function)
+    return function
 
 
 def run_script(

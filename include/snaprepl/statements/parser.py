@@ -97,6 +97,12 @@ class _ToAst(Transformer[Token, Any]):
     def null(self, _items: list[Token]) -> None:
         return None
 
+    def true(self, _items: list[Token]) -> bool:
+        return True
+
+    def false(self, _items: list[Token]) -> bool:
+        return False
+
     def schedule(self, items: list[Any]) -> ast.Schedule:
         value = items[0]
         return ast.Schedule(None if isinstance(value, Token) and value.type == "NONE" else value)
