@@ -71,6 +71,7 @@ def repl_create_snapshot(
     query_def: str,
     dest_table: str,
     schedule: str | None = None,
+    use_existing: Flag = False,
     *,
     catalog: Catalog | None = None,
     settings: Settings | None = None,
@@ -81,6 +82,8 @@ def repl_create_snapshot(
     :param query_def: a SELECT; tables name their connection as ``table@conn_id``.
     :param dest_table: ``[schema.]table[@conn_id]``; created to fit the result if missing.
     :param schedule: cron expression or preset of its refresh DAG (None: manual).
+    :param use_existing: ``USING EXISTING TABLE``: fill ``dest_table`` even though it holds rows; the
+        first complete refresh deletes every row the query does not return.
     """
     return snapshots.create_nonincremental_snapshot(
         parse_table_ref(dest_table),
@@ -89,6 +92,7 @@ def repl_create_snapshot(
         catalog=_catalog(catalog),
         settings=_settings(settings),
         refresher=refresher or snapshots.submit_refresh,
+        use_existing=bool(use_existing),
     )
 
 
@@ -99,6 +103,7 @@ def repl_create_inc_snapshot(
     condition: str | None,
     dest_table: str,
     schedule: str | None = None,
+    use_existing: Flag = False,
     *,
     catalog: Catalog | None = None,
     settings: Settings | None = None,
@@ -108,6 +113,7 @@ def repl_create_inc_snapshot(
 
     :param source_column_list: ``'col, ...'`` or None for every column (the key is always included).
     :param condition: a WHERE condition in the source's dialect, or None.
+    :param use_existing: ``USING EXISTING TABLE``, as for :func:`repl_create_snapshot`.
     """
     return snapshots.create_incremental_snapshot(
         parse_table_ref(dest_table),
@@ -118,6 +124,7 @@ def repl_create_inc_snapshot(
         catalog=_catalog(catalog),
         settings=_settings(settings),
         refresher=refresher or snapshots.submit_refresh,
+        use_existing=bool(use_existing),
     )
 
 

@@ -19,8 +19,9 @@ STATEMENTS_HELP = """\
 statements (case-insensitive, ';'-separated; names are [schema.]table[@conn_id]):
   CREATE SNAPSHOT LOG FOR t                      DROP SNAPSHOT LOG FOR t
   PURGE SNAPSHOT LOG FOR t [FORCE]
-  CREATE NONINCREMENTAL SNAPSHOT d AS 'SELECT ... FROM t@conn ...' [SCHEDULE 'cron']
-  CREATE SNAPSHOT d FROM t ['col, ...'] [WHERE 'condition'] [SCHEDULE 'cron']
+  CREATE NONINCREMENTAL SNAPSHOT d AS 'SELECT ... FROM t@conn ...' [USING EXISTING TABLE] [SCHEDULE 'cron']
+  CREATE SNAPSHOT d FROM t ['col, ...'] [WHERE 'condition'] [USING EXISTING TABLE] [SCHEDULE 'cron']
+  (USING EXISTING TABLE: fill a destination that holds rows; rows the query does not return are deleted)
   UPDATE SNAPSHOT d [AS NONINCREMENTAL]          DROP SNAPSHOT d [WITH DELETE]
   ALTER SNAPSHOT d SCHEDULE 'cron' | NONE
 functions (the seed's names), e.g.:

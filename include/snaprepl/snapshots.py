@@ -33,6 +33,7 @@ from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.snapshot_guards import check_existing_destination
 from snaprepl.snapshot_logs import executable_database
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
@@ -251,6 +252,7 @@ def create_nonincremental_snapshot(
     catalog: Catalog,
     settings: Settings,
     refresher: Refresher = submit_refresh,
+    use_existing: bool = False,
 ) -> CreatedSnapshot:
     """``CREATE NONINCREMENTAL SNAPSHOT dest AS 'query'``: ``dest`` (made to fit the query's result if
     missing) holds the query's result, replaced by every refresh.
@@ -275,6 +277,7 @@ def create_nonincremental_snapshot(
         key = _query_key(session, source, source_query.tree)
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
+    check_existing_destination(dest_db, resolved, existing, use_existing)
     columns = _mapped_columns(result, source, dest_db.dialect, key)
     if len({c.name.lower() for c in columns}) != len(columns):
         raise InvalidArgument("the query returns two columns of the same name", "give them distinct aliases")
@@ -328,6 +331,7 @@ def create_incremental_snapshot(
     catalog: Catalog,
     settings: Settings,
     refresher: Refresher = submit_refresh,
+    use_existing: bool = False,
 ) -> CreatedSnapshot:
     """``CREATE SNAPSHOT dest FROM source ['cols'] [WHERE 'condition']``.
 
@@ -384,6 +388,7 @@ def create_incremental_snapshot(
     resolved, existing = _resolve_dest(dest_db, dest)
     if resolved.key == info.table.key:
         raise InvalidArgument("a snapshot cannot be its own source", "choose another destination")
+    check_existing_destination(dest_db, resolved, existing, use_existing)
     mapped = _mapped_columns(selected, dialect, dest_db.dialect, key)
     if existing is not None:
         if len(existing.columns) <= len(key):

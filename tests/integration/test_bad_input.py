@@ -128,6 +128,38 @@ ROWS: list[Row] = [
     ("api-drop-flag-no", "api", ("repl_drop_snapshot", "{snap}", "no"), "delete must be 0, 1, true or false"),
     ("api-purge-flag-half", "api", ("repl_purge_snapshot_log", "{src}", 0.5), "force must be 0, 1, true or false"),
     ("cli-drop-flag-no", "cli", ("sql", "repl_drop_snapshot('{snap}', 'no')"), "delete must be 0, 1, true or false"),
+    # issue 9.2: a destination that holds rows is filled only with USING EXISTING TABLE
+    ("create-over-rows", "sql", "CREATE SNAPSHOT {tag}_full@{my} FROM {src}", "already exists and holds rows"),
+    (
+        "create-noninc-over-rows",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_full@{pg} AS 'SELECT id, v FROM {tag}_src@{pg}'",
+        "add USING EXISTING TABLE",
+    ),
+    (
+        "fn-create-over-rows",
+        "sql",
+        "repl_create_snapshot('SELECT id, v FROM {tag}_src@{pg}', '{tag}_full@{pg}')",
+        "holds rows",
+    ),
+    (
+        "api-create-inc-over-rows",
+        "api",
+        ("repl_create_inc_snapshot", None, "{src}", None, "{tag}_full@{my}"),
+        "holds rows",
+    ),
+    (
+        "using-existing-missing",
+        "sql",
+        "CREATE SNAPSHOT {tag}_missing@{my} FROM {src} USING EXISTING TABLE",
+        "does not exist",
+    ),
+    (
+        "fn-use-existing-flag",
+        "sql",
+        "repl_create_inc_snapshot(NULL, '{src}', NULL, '{tag}_full@{my}', NULL, 'maybe')",
+        "use_existing must be 0, 1, true or false",
+    ),
 ]
 
 

@@ -40,6 +40,7 @@ class CreateNonincrementalSnapshot(Statement):
     dest: TableRef
     query: str
     schedule: Schedule | None = None
+    use_existing: bool = False  # USING EXISTING TABLE / ON PREBUILT TABLE: fill a table that holds rows
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class CreateIncrementalSnapshot(Statement):
     columns: str | None = None
     condition: str | None = None
     schedule: Schedule | None = None
+    use_existing: bool = False  # USING EXISTING TABLE / ON PREBUILT TABLE: fill a table that holds rows
 
 
 @dataclass(frozen=True)

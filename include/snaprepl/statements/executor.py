@@ -57,6 +57,7 @@ def _(statement: ast.CreateNonincrementalSnapshot, ctx: Context) -> Any:
         catalog=ctx.catalog,
         settings=ctx.settings,
         refresher=ctx.refresher,
+        use_existing=statement.use_existing,
     )
 
 
@@ -71,6 +72,7 @@ def _(statement: ast.CreateIncrementalSnapshot, ctx: Context) -> Any:
         catalog=ctx.catalog,
         settings=ctx.settings,
         refresher=ctx.refresher,
+        use_existing=statement.use_existing,
     )
 
 

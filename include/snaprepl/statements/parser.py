@@ -39,6 +39,8 @@ _READABLE = {
     "SIGNED_NUMBER": "a number",
     "AS_NONINCREMENTAL": "AS NONINCREMENTAL",
     "WITH_DELETE": "WITH DELETE",
+    "USING_EXISTING_TABLE": "USING EXISTING TABLE",
+    "ON_PREBUILT_TABLE": "ON PREBUILT TABLE",
     "$END": "the end",
 }
 
@@ -117,14 +119,22 @@ class _ToAst(Transformer[Token, Any]):
     def purge_log(self, items: list[Any]) -> ast.PurgeSnapshotLog:
         return ast.PurgeSnapshotLog(source=items[0], force=items[1] is not None)
 
+    def existing(self, _items: list[Token]) -> bool:
+        return True
+
     def create_noninc(self, items: list[Any]) -> ast.CreateNonincrementalSnapshot:
-        dest, query, schedule = items
-        return ast.CreateNonincrementalSnapshot(dest=dest, query=query, schedule=schedule)
+        dest, query, existing, schedule = items
+        return ast.CreateNonincrementalSnapshot(dest=dest, query=query, schedule=schedule, use_existing=bool(existing))
 
     def create_inc(self, items: list[Any]) -> ast.CreateIncrementalSnapshot:
-        dest, source, columns, condition, schedule = items
+        dest, source, columns, condition, existing, schedule = items
         return ast.CreateIncrementalSnapshot(
-            dest=dest, source=source, columns=columns, condition=condition, schedule=schedule
+            dest=dest,
+            source=source,
+            columns=columns,
+            condition=condition,
+            schedule=schedule,
+            use_existing=bool(existing),
         )
 
     def update_snapshot(self, items: list[Any]) -> ast.UpdateSnapshot:
