@@ -19,6 +19,7 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from snaprepl.dialects import types as type_mapping
+from snaprepl.dialects.replace import RowReplacement
 from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
@@ -159,8 +160,8 @@ BIDIR = BidirColumns()
 DELETE_MARK = "snaprepl:delete"
 
 
-class Dialect(ABC):
-    """One database dialect.
+class Dialect(RowReplacement, ABC):
+    """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`).
 
     Subclasses set the class variables and implement the abstract methods.
     """
@@ -630,15 +631,6 @@ class Dialect(ABC):
     #: Whether staging tables are loaded without a key and keyed afterwards.
     key_after_load: ClassVar[bool] = True
 
-    def delete_staged_sql(self, dest: str, stage: str, keys: Sequence[str], batch_column: str, op_column: str) -> str:
-        """Delete from ``dest`` the keys staged as deletions in one batch (``:batch``)."""
-        key_list = ", ".join(self.quote(k) for k in keys)
-        target = f"({key_list})" if len(keys) > 1 else key_list
-        return (
-            f"DELETE FROM {dest} WHERE {target} IN (SELECT {key_list} FROM {stage} "
-            f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'D')"
-        )
-
     def upsert_staged_sql(
         self,
         dest: str,
@@ -656,24 +648,6 @@ class Dialect(ABC):
             f"SELECT {', '.join(self.quote(c) for c in columns)} FROM {stage} "
             f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'U'"
         )
-
-    def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
-        """Whether nothing but data would be lost by replacing the table with another of the same shape
-        (no views on it, foreign keys, triggers, extra indexes, grants or policies)."""
-        return False
-
-    def replace_table_steps(
-        self, session: SqlSession, schema: str, dest: str, staging: str, columns: Sequence[str]
-    ) -> list[str]:
-        """Statements, run in one transaction, that give ``dest`` the content of ``staging`` and drop
-        ``staging``. Readers see the old content or the new one, never an empty or partial table."""
-        cols = ", ".join(self.quote(c) for c in columns)
-        target, source = self.qualified(schema, dest), self.qualified(schema, staging)
-        return [
-            f"DELETE FROM {target}",
-            f"INSERT INTO {target} ({cols}) SELECT {cols} FROM {source}",
-            f"DROP TABLE {source}",
-        ]
 
     def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
         """Names and types (in this dialect) of the columns ``sql`` returns."""

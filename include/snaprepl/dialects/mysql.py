@@ -16,11 +16,12 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.replace import MySqlRowReplacement
 from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
 
 
-class MySqlDialect(Dialect):
+class MySqlDialect(MySqlRowReplacement, Dialect):
     name = "mysql"
     sqlglot_dialect = "mysql"
     max_identifier_length = 64
@@ -260,12 +261,7 @@ class MySqlDialect(Dialect):
         )
         return int(rows[0][0]) == 0
 
-    def replace_table_steps(
-        self, session: SqlSession, schema: str, dest: str, staging: str, columns: Sequence[str]
-    ) -> list[str]:
-        if not self.is_plain_table(session, schema, dest):
-            # DELETE rather than TRUNCATE: TRUNCATE commits at once and readers would see an empty table.
-            return super().replace_table_steps(session, schema, dest, staging, columns)
+    def swap_table_steps(self, session: SqlSession, schema: str, dest: str, staging: str) -> list[str]:
         old = self.shorten(f"{staging}_old")
         target, source = self.qualified(schema, dest), self.qualified(schema, staging)
         # One RENAME TABLE moves both atomically; readers see the old table or the new one.

@@ -16,10 +16,11 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(Dialect):
+class PostgresDialect(PostgresRowReplacement, Dialect):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63
@@ -266,19 +267,7 @@ END"""
         )
         return bool(rows[0][0])
 
-    def replace_table_steps(
-        self, session: SqlSession, schema: str, dest: str, staging: str, columns: Sequence[str]
-    ) -> list[str]:
-        if not self.is_plain_table(session, schema, dest):
-            # Views, grants, triggers or indexes hang on the table itself: keep it, replace its rows.
-            # TRUNCATE's lock makes readers wait for the commit instead of seeing an empty table.
-            cols = ", ".join(self.quote(c) for c in columns)
-            target, source = self.qualified(schema, dest), self.qualified(schema, staging)
-            return [
-                f"TRUNCATE {target}",
-                f"INSERT INTO {target} ({cols}) SELECT {cols} FROM {source}",
-                f"DROP TABLE {source}",
-            ]
+    def swap_table_steps(self, session: SqlSession, schema: str, dest: str, staging: str) -> list[str]:
         steps = [
             f"DROP TABLE {self.qualified(schema, dest)}",
             f"ALTER TABLE {self.qualified(schema, staging)} RENAME TO {self.quote(dest)}",

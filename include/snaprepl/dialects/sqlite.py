@@ -25,10 +25,11 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.replace import SqliteRowReplacement
 from snaprepl.names import ResolvedTable
 
 
-class SqliteDialect(Dialect):
+class SqliteDialect(SqliteRowReplacement, Dialect):
     name = "sqlite"
     sqlglot_dialect = "sqlite"
     # SQLite has no limit; 128 keeps generated names readable and portable.

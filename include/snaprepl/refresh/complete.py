@@ -1,9 +1,11 @@
 """Complete (nonincremental) refresh (SEMANTICS section 4).
 
 The query's result is read in parallel key ranges and loaded into a staging table in the destination
-database; then, in one transaction, the staging table replaces the destination's content (a rename
-swap where the destination has nothing else hanging on it, else its rows are replaced). A failed or
-killed refresh leaves the old content, and readers never see an empty or half-filled table.
+database; then, in one transaction, the staging table replaces the destination's content: a rename
+swap where the destination has nothing else hanging on it, else the difference by key (deletes,
+changed rows, inserts), so triggers such as a snapshot log on the destination see every change and
+foreign keys into it hold (:mod:`snaprepl.dialects.replace`). A failed or killed refresh leaves the
+old content, and readers never see an empty or half-filled table.
 
 For an incremental snapshot the log's high-water mark (the source's clock) is taken before the copy
 starts and becomes SN_LAST_TS, so changes made while copying are replayed by the next incremental
@@ -24,6 +26,7 @@ from snaprepl.dialects import Column
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.failures import root_cause
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.spark.session import session_of
 
@@ -54,7 +57,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
     staging = ends.staging_name("full")
     with ends.dest_db.session() as session:
         swap = dest.is_plain_table(session, schema, table)
-    key_in_ddl = key if swap and not dest.key_after_load else []
+    key_in_ddl = [] if dest.key_after_load else key  # keyed either way: the difference apply joins on it
     staging_columns = [Column(c.name, c.type_sql, c.nullable) for c in dest_info.columns]
     with ends.dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, staging))
@@ -81,13 +84,10 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         with ends.dest_db.session() as session:
             if copied is None:
                 copied = int(session.query(f"SELECT COUNT(*) FROM {dest.qualified(schema, staging)}")[0][0])
-            if swap and key and dest.key_after_load:
+            if key and dest.key_after_load:
                 session.execute(dest.add_key_sql(schema, staging, key))
-        with ends.dest_db.session() as session:
-            for statement in dest.replace_table_steps(
-                session, schema, table, staging, [c.name for c in dest_info.columns]
-            ):
-                session.execute(statement)
+            dest.analyze(session, schema, staging)
+        _replace(ends, staging, staging_columns, key, swap)
     except BaseException:
         with ends.dest_db.session() as session:
             session.execute(dest.drop_table_sql(schema, staging))
@@ -100,6 +100,31 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         last_ts=high_water_mark,
         duration_s=time.monotonic() - started,
     )
+
+
+def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str], swap: bool) -> None:
+    """Give the destination the staging table's content in one transaction: a table swap where nothing
+    hangs on the destination, else the difference by key, so its triggers see every change and foreign
+    keys hold (see :mod:`snaprepl.dialects.replace`)."""
+    dest, snapshot = ends.dest_db.dialect, ends.snapshot
+    schema, table = snapshot.sn_dest_schema, snapshot.sn_dest_table
+    try:
+        with ends.dest_db.session() as session:
+            if swap:
+                steps = dest.swap_table_steps(session, schema, table, staging)
+            else:
+                steps = dest.replace_rows_steps(schema, table, staging, columns, key)
+            for statement in steps:
+                session.execute(statement)
+    except Exception as err:
+        if not dest.is_foreign_key_violation(err):
+            raise
+        raise RefreshFailed(
+            f"complete refresh of {snapshot.sn_name} would break a foreign key: {root_cause(err)}",
+            "rows the source no longer has are still referenced by another table (or new rows reference "
+            "rows that do not exist): fix those rows, or declare the foreign key ON DELETE CASCADE or SET NULL, "
+            "then refresh again; the destination keeps its old content",
+        ) from err
 
 
 def _estimate_rows(session: Any, ends: Endpoints, key: list[Column]) -> int | None:

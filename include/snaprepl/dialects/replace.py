@@ -1,0 +1,183 @@
+"""How a refresh changes a destination's rows from a staging table, per dialect.
+
+A complete refresh loads the query's result into a staging table beside the destination, then either
+
+- **swaps** the tables (drop and rename, in one transaction) where nothing hangs on the destination:
+  no triggers, no foreign keys into or out of it, no views, grants, extra indexes (see each dialect's
+  ``is_plain_table``); or
+- **applies the difference by key**, in one transaction: delete the destination's rows whose key the
+  staging table lacks, update the rows whose columns differ (compared NULL-safely, so unchanged rows
+  are not written and triggers log nothing for them), insert the new keys. Row triggers, among them
+  snapshot logs and bi-directional logs, see every change, and foreign keys are checked row by row:
+  rows other tables reference survive unless the source lost them.
+
+Never ``TRUNCATE``: it fires no row triggers (a snapshot log would miss every delete, and every
+snapshot fed from the destination would keep deleted rows) and is refused on referenced tables.
+
+Every set-based statement joins on the key with an index on at least one side: the destination's
+primary key, or the staging table's (complete refreshes key the staging table before applying it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from snaprepl.dialects.base import Column, SqlSession
+
+#: PostgreSQL types without an equality operator (or whose ``=`` is not equality, as box's area):
+#: compared as text.
+_PG_TEXT_COMPARED = ("json", "xml", "point", "line", "lseg", "box", "path", "polygon", "circle")
+
+
+def _driver_error(err: BaseException) -> Any:
+    """The driver's own exception behind a SQLAlchemy one."""
+    return getattr(err, "orig", None) or err
+
+
+class RowReplacement:
+    """Statements that give a destination the content of a staging table (mixed into every dialect)."""
+
+    if TYPE_CHECKING:
+
+        def quote(self, name: str) -> str: ...
+
+        def qualified(self, schema: str | None, table: str) -> str: ...
+
+    def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
+        """Whether nothing but data would be lost by replacing the table with another of the same shape
+        (no views on it, foreign keys into or out of it, triggers, extra indexes, grants or policies)."""
+        return False
+
+    def swap_table_steps(self, session: SqlSession, schema: str, dest: str, staging: str) -> list[str]:
+        """Statements, run in one transaction, that replace the plain table ``dest`` by ``staging``
+        (keyed like ``dest``). Only called where :meth:`is_plain_table` holds."""
+        raise NotImplementedError(f"{type(self).__name__} has no table swap")
+
+    def replace_rows_steps(
+        self, schema: str, dest: str, staging: str, columns: Sequence[Column], key: Sequence[str]
+    ) -> list[str]:
+        """Statements, run in one transaction, that give ``dest`` the content of ``staging`` by key
+        difference, then drop ``staging``. Without a key (no trigger log can hang on such a table)
+        every row is deleted and inserted again."""
+        target, source = self.qualified(schema, dest), self.qualified(schema, staging)
+        names = [c.name for c in columns]
+        if not key:
+            cols = ", ".join(self.quote(c) for c in names)
+            return [
+                f"DELETE FROM {target}",
+                f"INSERT INTO {target} ({cols}) SELECT {cols} FROM {source}",
+                f"DROP TABLE {source}",
+            ]
+        steps = [self.delete_missing_sql(target, source, key)]
+        changeable = [c for c in columns if c.name not in key]
+        if changeable:
+            steps.append(self.update_changed_sql(target, source, changeable, key))
+        steps += [self.insert_new_sql(target, source, names, key), f"DROP TABLE {source}"]
+        return steps
+
+    def _match(self, left: str, right: str, key: Sequence[str]) -> str:
+        return " AND ".join(f"{left}.{self.quote(k)} = {right}.{self.quote(k)}" for k in key)
+
+    def _differs(self, columns: Sequence[Column]) -> str:
+        return " OR ".join(self.differs_sql(f"d.{self.quote(c.name)}", f"s.{self.quote(c.name)}", c) for c in columns)
+
+    def differs_sql(self, left: str, right: str, column: Column) -> str:
+        """A condition true when two values of ``column`` differ, NULLs included."""
+        return f"{left} IS DISTINCT FROM {right}"
+
+    def delete_missing_sql(self, target: str, source: str, key: Sequence[str]) -> str:
+        """Delete the rows of ``target`` whose key ``source`` lacks (an anti-join)."""
+        return (
+            f"DELETE FROM {target} AS d WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {source} AS s WHERE {self._match('s', 'd', key)})"
+        )
+
+    def update_changed_sql(self, target: str, source: str, columns: Sequence[Column], key: Sequence[str]) -> str:
+        """Update the rows of ``target`` whose ``columns`` differ from ``source``'s row of the same key."""
+        sets = ", ".join(f"{self.quote(c.name)} = s.{self.quote(c.name)}" for c in columns)
+        return (
+            f"UPDATE {target} AS d SET {sets} FROM {source} AS s "
+            f"WHERE {self._match('d', 's', key)} AND ({self._differs(columns)})"
+        )
+
+    def insert_new_sql(self, target: str, source: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        """Insert the rows of ``source`` whose key ``target`` lacks."""
+        cols = ", ".join(self.quote(c) for c in columns)
+        return (
+            f"INSERT INTO {target} ({cols}) SELECT {', '.join(f's.{self.quote(c)}' for c in columns)} "
+            f"FROM {source} AS s WHERE NOT EXISTS (SELECT 1 FROM {target} AS d WHERE {self._match('d', 's', key)})"
+        )
+
+    def is_foreign_key_violation(self, err: BaseException) -> bool:
+        """Whether a failed statement broke a foreign key."""
+        return False
+
+    def delete_staged_sql(self, dest: str, stage: str, keys: Sequence[str], batch_column: str, op_column: str) -> str:
+        """Delete from ``dest`` the keys staged as deletions in one batch (``:batch``)."""
+        key_list = ", ".join(self.quote(k) for k in keys)
+        target = f"({key_list})" if len(keys) > 1 else key_list
+        return (
+            f"DELETE FROM {dest} WHERE {target} IN (SELECT {key_list} FROM {stage} "
+            f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'D')"
+        )
+
+
+class PostgresRowReplacement(RowReplacement):
+    def differs_sql(self, left: str, right: str, column: Column) -> str:
+        if column.type_sql.lower().startswith(_PG_TEXT_COMPARED):
+            return f"{left}::text IS DISTINCT FROM {right}::text"
+        return f"{left} IS DISTINCT FROM {right}"
+
+    def is_foreign_key_violation(self, err: BaseException) -> bool:
+        return getattr(_driver_error(err), "pgcode", None) == "23503"
+
+
+class MySqlRowReplacement(RowReplacement):
+    """MariaDB runs ``IN (SELECT ...)`` and ``NOT EXISTS`` against another table as a dependent
+    subquery (a full scan of it per row): every statement here is a join instead."""
+
+    def differs_sql(self, left: str, right: str, column: Column) -> str:
+        # BINARY: a case-insensitive or PAD SPACE collation would call 'a' and 'A ' equal.
+        return f"NOT (BINARY {left} <=> BINARY {right})"
+
+    def delete_missing_sql(self, target: str, source: str, key: Sequence[str]) -> str:
+        return (
+            f"DELETE d FROM {target} AS d LEFT JOIN {source} AS s ON {self._match('s', 'd', key)} "
+            f"WHERE s.{self.quote(key[0])} IS NULL"
+        )
+
+    def update_changed_sql(self, target: str, source: str, columns: Sequence[Column], key: Sequence[str]) -> str:
+        sets = ", ".join(f"d.{self.quote(c.name)} = s.{self.quote(c.name)}" for c in columns)
+        return (
+            f"UPDATE {target} AS d JOIN {source} AS s ON {self._match('d', 's', key)} SET {sets} "
+            f"WHERE {self._differs(columns)}"
+        )
+
+    def insert_new_sql(self, target: str, source: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        cols = ", ".join(self.quote(c) for c in columns)
+        return (
+            f"INSERT INTO {target} ({cols}) SELECT {', '.join(f's.{self.quote(c)}' for c in columns)} "
+            f"FROM {source} AS s LEFT JOIN {target} AS d ON {self._match('d', 's', key)} "
+            f"WHERE d.{self.quote(key[0])} IS NULL"
+        )
+
+    def is_foreign_key_violation(self, err: BaseException) -> bool:
+        args = getattr(_driver_error(err), "args", ())
+        return bool(args) and args[0] in (1451, 1452)  # parent row still referenced / no parent row
+
+    def delete_staged_sql(self, dest: str, stage: str, keys: Sequence[str], batch_column: str, op_column: str) -> str:
+        return (
+            f"DELETE d FROM {dest} AS d JOIN {stage} AS s ON {self._match('d', 's', keys)} "
+            f"WHERE s.{self.quote(batch_column)} = :batch AND s.{self.quote(op_column)} = 'D'"
+        )
+
+
+class SqliteRowReplacement(RowReplacement):
+    def differs_sql(self, left: str, right: str, column: Column) -> str:
+        # COLLATE BINARY: a NOCASE or RTRIM column would call 'a' and 'A ' equal.
+        return f"{left} IS NOT {right} COLLATE BINARY"
+
+    def is_foreign_key_violation(self, err: BaseException) -> bool:
+        return "FOREIGN KEY constraint failed" in str(_driver_error(err))
