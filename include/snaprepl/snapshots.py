@@ -28,6 +28,7 @@ from snaprepl.errors import (
     SnapshotLogNotFound,
     TableNotFound,
 )
+from snaprepl.lineage import Place, query_places, refuse_own_source
 from snaprepl.lookup import dialect_of, find_log, find_snapshot
 from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
@@ -277,6 +278,7 @@ def create_nonincremental_snapshot(
         key = _query_key(session, source, source_query.tree)
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
+    refuse_own_source(catalog, resolved, query_places(source_query.conn_id, source_query.tree))
     check_existing_destination(dest_db, resolved, existing, use_existing)
     columns = _mapped_columns(result, source, dest_db.dialect, key)
     if len({c.name.lower() for c in columns}) != len(columns):
@@ -386,8 +388,7 @@ def create_incremental_snapshot(
             ) from None
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
-    if resolved.key == info.table.key:
-        raise InvalidArgument("a snapshot cannot be its own source", "choose another destination")
+    refuse_own_source(catalog, resolved, [Place(log.snl_conn, log.snl_schema, log.snl_table)])
     check_existing_destination(dest_db, resolved, existing, use_existing)
     mapped = _mapped_columns(selected, dialect, dest_db.dialect, key)
     if existing is not None:

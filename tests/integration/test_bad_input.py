@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import os
 import json
 import subprocess
 import sys
@@ -62,12 +63,17 @@ def world(pg_db, mysql_db, sqlite_db, catalog, settings, refresher) -> World:
         f"CREATE TABLE {tag}_full (id int PRIMARY KEY, v varchar(20))",
         f"INSERT INTO {tag}_full VALUES (999999, 'IMPORTANT')",
     )
+    # A second connection id pointing at the same PostgreSQL database.
+    alias = f"{tag}_pg_alias"
+    os.environ[f"AIRFLOW_CONN_{alias.upper()}"] = os.environ[f"AIRFLOW_CONN_{pg.conn_id.upper()}"]
     kwargs = {"catalog": catalog, "settings": settings, "refresher": refresher}
     api.repl_create_snapshot_log(f"{src}@{pg.conn_id}", catalog=catalog)
     api.repl_create_inc_snapshot(None, f"{src}@{pg.conn_id}", None, f"{snap}@{my.conn_id}", **kwargs)
     api.repl_create_snapshot(f"SELECT id, v FROM {src}@{pg.conn_id}", f"{noninc}@{sqlite_db.conn_id}", **kwargs)
     names = {
         "tag": tag,
+        "TAG": tag.upper(),
+        "pgalias": alias,
         "pg": pg.conn_id,
         "my": my.conn_id,
         "lite": sqlite_db.conn_id,
@@ -159,6 +165,45 @@ ROWS: list[Row] = [
         "sql",
         "repl_create_inc_snapshot(NULL, '{src}', NULL, '{tag}_full@{my}', NULL, 'maybe')",
         "use_existing must be 0, 1, true or false",
+    ),
+    # issue 14.2: a snapshot may not overwrite its own source, directly or through a chain
+    (
+        "self-target-noninc",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_src@{pg} AS 'SELECT * FROM {tag}_src@{pg} WHERE id < 3'",
+        "would write into its own source",
+    ),
+    (
+        "self-target-prebuilt",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_src@{pg} AS 'SELECT * FROM {tag}_src@{pg} WHERE id < 3' "
+        "USING EXISTING TABLE",
+        "would write into its own source",
+    ),
+    (
+        "self-target-case-and-quotes",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT public.\"{tag}_src\"@{pg} AS 'SELECT id FROM PUBLIC.{TAG}_SRC@{pg}' "
+        "ON PREBUILT TABLE",
+        "would write into its own source",
+    ),
+    (
+        "self-target-other-conn-id",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_src@{pgalias} AS 'SELECT * FROM {tag}_src@{pg}' USING EXISTING TABLE",
+        "would write into its own source",
+    ),
+    (
+        "self-target-incremental",
+        "sql",
+        "CREATE SNAPSHOT {tag}_src@{pgalias} FROM {src} USING EXISTING TABLE",
+        "would write into its own source",
+    ),
+    (
+        "self-target-through-chain",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_src@{pg} AS 'SELECT * FROM {tag}_snap@{my}' USING EXISTING TABLE",
+        "which it feeds through snapshot",
     ),
 ]
 
