@@ -40,6 +40,16 @@ class Settings:
     :param conflict_email_to: comma-separated addresses for ``conflict_notifier = email``.
     :param smtp_conn_id: SMTP connection of the e-mail notifier.
     :param urplog_purge_schedule: schedule of the DAG that purges the update replay logs.
+    :param dags_paused_at_creation: create snaprepl's scheduled DAGs paused, as Airflow's
+        ``dags_are_paused_at_creation`` would (off: a new snapshot's schedule runs at once).
+    :param strict_dags: a catalog record that cannot become a DAG fails the whole DAG file (for CI);
+        off, the other DAGs load and the bad record shows as an import error naming it.
+    :param execution_timeout_minutes: ``execution_timeout`` of refresh, pull and push tasks (0: none).
+    :param busy_wait_seconds: a task that finds its snapshot or publication busy with another run is
+        rescheduled this many seconds later instead of failing.
+    :param pool: Airflow pool of every refresh, pull and push task ("": Airflow's default pool).
+    :param pool_per_connection: put each task in the pool ``snaprepl__<source conn id>`` instead
+        (the pools must exist in Airflow).
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -56,6 +66,12 @@ class Settings:
     conflict_email_to: str = ""
     smtp_conn_id: str = "smtp_default"
     urplog_purge_schedule: str = "*/30 * * * *"
+    dags_paused_at_creation: bool = False
+    strict_dags: bool = False
+    execution_timeout_minutes: int = 0
+    busy_wait_seconds: int = 60
+    pool: str = ""
+    pool_per_connection: bool = False
 
     def __post_init__(self) -> None:
         validate_conn_id(self.catalog_conn_id)
@@ -70,6 +86,8 @@ class Settings:
             )
         if self.refresh_commit_rows < 1:
             raise InvalidArgument("refresh_commit_rows must be at least 1")
+        if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 1:
+            raise InvalidArgument("execution_timeout_minutes must be 0 or more, busy_wait_seconds 1 or more")
 
     @classmethod
     def load(cls) -> Settings:
@@ -82,10 +100,23 @@ class Settings:
             if raw is None or raw == "":
                 continue
             try:
-                values[item.name] = int(raw) if item.type in {"int", int} else str(raw)
+                if item.type in {"bool", bool}:
+                    values[item.name] = _boolean(item.name, str(raw))
+                else:
+                    values[item.name] = int(raw) if item.type in {"int", int} else str(raw)
             except ValueError:
                 raise InvalidArgument(f"setting [{SECTION}] {item.name} = {raw!r} is not a number") from None
         return cls(**values)
+
+
+def _boolean(name: str, raw: str) -> bool:
+    """A boolean setting, strictly: ``true``/``1`` or ``false``/``0`` (any case); nothing else."""
+    text = raw.strip().lower()
+    if text in {"true", "1"}:
+        return True
+    if text in {"false", "0"}:
+        return False
+    raise InvalidArgument(f"setting [{SECTION}] {name} = {raw!r} is not a boolean", "use true or false")
 
 
 def _airflow_conf() -> Any:

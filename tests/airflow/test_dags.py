@@ -14,6 +14,7 @@ from airflow.sdk import Asset, CronDataIntervalTimetable
 from airflow.utils.types import DagRunType
 
 from snaprepl import api, run_script
+from snaprepl.airflow.dag_factory import log_purge_task_id
 from snaprepl.airflow.naming import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
 from snaprepl.airflow.operators import SnapshotRefreshOperator, resolve_mode
 from snaprepl.catalog.store import reset_open_catalog
@@ -63,7 +64,6 @@ def test_generated_dags_import_cleanly_with_their_schedule_params_and_asset(snap
     task = dag.get_task("refresh")
     assert isinstance(task, SnapshotRefreshOperator) and isinstance(task, SparkSubmitOperator)
     assert task.snapshot == snapshots["incremental"] and task.retries == 2
-    assert task.application.endswith("spark_jobs/refresh_snapshot.py")
     assert task.outlets == [
         Asset(
             name=f"snaprepl.snapshot.{snapshots['incremental']}",
@@ -77,7 +77,7 @@ def test_generated_dags_import_cleanly_with_their_schedule_params_and_asset(snap
 
     assert isinstance(bag.dags[RPLOG_PURGE_DAG].timetable, CronDataIntervalTimetable)
     purge_tasks = [t.task_id for t in bag.dags[LOG_PURGE_DAG].tasks]
-    assert f"purge__{snapshots['log'].replace('.', '_').replace('@', '_')}" in purge_tasks
+    assert log_purge_task_id(snapshots["log"]) in purge_tasks
 
 
 def test_dags_appear_and_disappear_with_snapshots(snapshots, pg_db, sqlite_db, catalog, settings, refresher) -> None:

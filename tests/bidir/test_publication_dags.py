@@ -14,7 +14,7 @@ import pytest
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import CronDataIntervalTimetable
 
-from snaprepl.airflow.naming import URPLOG_PURGE_DAG, publication_dag_id, slug
+from snaprepl.airflow.naming import URPLOG_PURGE_DAG, publication_dag_id, task_key
 from snaprepl.airflow.operators import ReplicationSyncOperator
 from tests.support.bidir import Servers, change
 
@@ -41,14 +41,14 @@ def test_a_publications_dag_pulls_in_order_then_pushes_in_parallel(
     assert bag.import_errors == {}
     dag = bag.dags[publication_dag_id(item)]
     first, second = sorted(servers.name(s) for s in servers.subscribers)
-    pulls = [dag.get_task(f"pull__{slug(s)}") for s in (first, second)]
-    pushes = [dag.get_task(f"push__{slug(s)}") for s in (first, second)]
+    pulls = [dag.get_task(f"pull__{task_key(s)}") for s in (first, second)]
+    pushes = [dag.get_task(f"push__{task_key(s)}") for s in (first, second)]
     assert pulls[0].downstream_task_ids == {pulls[1].task_id}, "pulls write the publisher: one after another"
     assert pulls[1].downstream_task_ids == {p.task_id for p in pushes}
     assert all(p.downstream_task_ids == set() and p.upstream_task_ids == {pulls[1].task_id} for p in pushes)
     for task in pulls + pushes:
         assert isinstance(task, ReplicationSyncOperator) and isinstance(task, SparkSubmitOperator)
-        assert task.application.endswith("spark_jobs/sync_publication.py") and task.item == item
+        assert task.item == item and task.max_active_tis_per_dag == 1
     assert [t.server for t in pulls] == [first, second] and [t.action for t in pushes] == ["push", "push"]
     assert isinstance(dag.timetable, CronDataIntervalTimetable) and dag.timetable.expression == "*/15 * * * *"
     assert {"snaprepl", "publication"} <= set(dag.tags) and item in dag.doc_md
@@ -67,8 +67,8 @@ def test_a_subscriber_joins_the_dag_once_loaded(servers: Servers, sql: Callable[
     sql(f"REPL_INIT_SNAPSHOT('{lite}', '{item}', 2)")
 
     assert {t.task_id for t in dagbag().dags[publication_dag_id(item)].tasks} == {
-        f"pull__{slug(lite)}",
-        f"push__{slug(lite)}",
+        f"pull__{task_key(lite)}",
+        f"push__{task_key(lite)}",
     }
     sql(f"REPL_DROP_SNAPSHOT_PUB('{item}', 2)")
     assert publication_dag_id(item) not in dagbag().dags

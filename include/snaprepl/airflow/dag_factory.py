@@ -1,40 +1,64 @@
-"""DAGs generated from the catalog: one per snapshot, and the scheduled purges.
+"""DAGs generated from the catalog: one per snapshot and per loaded publication, and the scheduled purges.
 
 ``dags/snaprepl_dags.py`` calls :func:`build_dags` at parse time. It reads the catalog once (through
 the ``snaprepl_catalog`` connection, since DAG parsing cannot see the metadata database); a failure
 to read it raises, so it shows as an import error instead of the DAGs silently vanishing.
+
+Each record becomes its DAG in its own ``try``: a record that cannot is logged and reported as an
+import error of the DAG file naming it (by a placeholder DAG that fails Airflow's validation), while
+every other DAG still loads; ``[snaprepl] strict_dags`` makes it fail the whole file instead. A task
+process parses only its own DAG (``get_parsing_context()``).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, task
+from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get_parsing_context, task
 
 from snaprepl.airflow.naming import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,
+    asset_uri,
     publication_dag_id,
-    slug,
+    safe_id,
     snapshot_dag_id,
+    task_key,
 )
-from snaprepl.airflow.operators import MODES, NONINCREMENTAL, ReplicationSyncOperator, SnapshotRefreshOperator
+from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
+from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
 from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
+
+log = logging.getLogger(__name__)
 
 TAG = "snaprepl"
 DEFAULT_ARGS = {"owner": "snaprepl", "retries": 2, "retry_delay": timedelta(minutes=1)}
 #: DAGs start on this date: with catchup off it only bounds backfills.
 START = datetime(2024, 1, 1, tzinfo=UTC)
+#: The placeholder that reports catalog records which could not become DAGs.
+BROKEN_DAG = "snaprepl_unbuildable_records"
+MODE_LABELS = {
+    INCREMENTAL: "incremental: apply the changes in the snapshot log",
+    NONINCREMENTAL: "nonincremental: replace the destination with the query's result",
+}
+DIRECTION_LABELS = {
+    BOTH: "pull and push: subscribers' changes into the publisher, then the publisher's to every subscriber",
+    PULL_ONLY: "pull only: subscribers' changes into the publisher",
+    PUSH_ONLY: "push only: the publisher's changes to every subscriber",
+}
 
 
 def snapshot_asset(record: SnapshotRecord) -> Asset:
     """The destination table as an Airflow Asset, for downstream DAGs to be scheduled on."""
     return Asset(
         name=f"snaprepl.snapshot.{record.sn_name}",
-        uri=f"snaprepl://{record.sn_dest_conn}/{record.sn_dest_schema}/{record.sn_dest_table}",
+        uri=asset_uri(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table),
         group="snaprepl",
     )
 
@@ -49,45 +73,96 @@ def _doc(record: SnapshotRecord) -> str:
         what = f"Incremental snapshot of `{record.sn_source_table}`"
         if record.sn_condition:
             what += f" where `{record.sn_condition}`"
+        how = "Trigger with `mode` = `nonincremental` for a complete refresh. "
     else:
         what = f"Nonincremental snapshot of a query on connection `{record.sn_source_conn}`"
+        how = "Every run replaces the destination with the query's result. "
     return (
         f"### snaprepl snapshot `{record.sn_name}`\n\n{what}, into `{record.sn_dest_schema}.{record.sn_dest_table}` "
-        f"on connection `{record.sn_dest_conn}`.\n\n```sql\n{record.sn_query}\n```\n\n"
-        "Trigger with `mode` = `nonincremental` for a complete refresh (a backfill always refreshes completely); "
-        "`fallback_complete` lets an incremental run whose log entries were purged refresh completely.\n"
+        f"on connection `{record.sn_dest_conn}`.\n\n```sql\n{record.sn_query}\n```\n\n{how}"
+        "A backfill refreshes completely once, in its first run; its other runs say so and succeed.\n"
     )
 
 
-def _dag(**kwargs: Any) -> DAG:
-    """A snaprepl DAG: no catchup, one run at a time, retries; ``kwargs`` say the rest."""
-    return DAG(start_date=START, catchup=False, max_active_runs=1, default_args=DEFAULT_ARGS, **kwargs)
+def _dag(settings: Settings, **kwargs: Any) -> DAG:
+    """A snaprepl DAG: no catchup, one run at a time, retries, unpaused unless
+    ``[snaprepl] dags_paused_at_creation``; ``kwargs`` say the rest."""
+    return DAG(
+        start_date=START,
+        catchup=False,
+        max_active_runs=1,
+        default_args=DEFAULT_ARGS,
+        is_paused_upon_creation=settings.dags_paused_at_creation,
+        auto_register=False,  # a DAG whose building failed half-way must not be registered
+        **kwargs,
+    )
 
 
-def snapshot_dag(record: SnapshotRecord) -> DAG:
-    default_mode = "incremental" if record.incremental else NONINCREMENTAL
+def task_args(settings: Settings, source_conn: str) -> dict[str, Any]:
+    """What every refresh, pull and push task shares: one at a time per task across all runs
+    (backfills included), the execution timeout, and the pool."""
+    args: dict[str, Any] = {"max_active_tis_per_dag": 1}
+    if settings.execution_timeout_minutes:
+        args["execution_timeout"] = timedelta(minutes=settings.execution_timeout_minutes)
+    if settings.pool_per_connection:
+        args["pool"] = safe_id(source_conn, [source_conn], "snaprepl")
+    elif settings.pool:
+        args["pool"] = settings.pool
+    return args
+
+
+def _snapshot_params(record: SnapshotRecord) -> dict[str, Param]:
+    if not record.incremental:
+        return {
+            "mode": Param(
+                NONINCREMENTAL,
+                enum=[NONINCREMENTAL],
+                values_display={NONINCREMENTAL: MODE_LABELS[NONINCREMENTAL]},
+                title="Refresh mode",
+                description="A nonincremental snapshot is always refreshed completely.",
+            )
+        }
+    return {
+        "mode": Param(
+            INCREMENTAL,
+            enum=[INCREMENTAL, NONINCREMENTAL],
+            values_display=MODE_LABELS,
+            title="Refresh mode",
+            description="Incremental applies what the snapshot log recorded since the last refresh; "
+            "nonincremental copies the whole source again.",
+        ),
+        "fallback_complete": Param(
+            False,
+            type="boolean",
+            title="Refresh completely if the log was purged",
+            description="An incremental refresh whose log entries were purged fails unless this is on.",
+        ),
+    }
+
+
+def snapshot_dag(record: SnapshotRecord, settings: Settings) -> DAG:
     with _dag(
+        settings,
         dag_id=snapshot_dag_id(record.sn_name),
         description=f"refresh snaprepl snapshot {record.sn_name}",
         schedule=timetable(record.sn_schedule),
-        tags=[TAG, "snapshot", "incremental" if record.incremental else NONINCREMENTAL],
+        tags=[TAG, "snapshot", INCREMENTAL if record.incremental else NONINCREMENTAL],
         doc_md=_doc(record),
-        params={
-            "mode": Param(default_mode, enum=list(MODES), description="incremental, or nonincremental (complete)"),
-            "fallback_complete": Param(False, type="boolean", description="refresh completely if the log was purged"),
-        },
+        params=_snapshot_params(record),
     ) as dag:
         SnapshotRefreshOperator(
             task_id="refresh",
             snapshot=record.sn_name,
-            mode=default_mode,
+            mode=INCREMENTAL if record.incremental else NONINCREMENTAL,
             outlets=[snapshot_asset(record)],
+            **task_args(settings, record.sn_source_conn),
         )
     return dag
 
 
 def replay_log_purge_dag(settings: Settings) -> DAG:
     with _dag(
+        settings,
         dag_id=RPLOG_PURGE_DAG,
         description="purge snaprepl replay logs (REPL_PURGE_RPLOGS)",
         schedule=timetable(settings.rplog_purge_schedule),
@@ -106,8 +181,15 @@ def replay_log_purge_dag(settings: Settings) -> DAG:
     return dag
 
 
+def log_purge_task_id(source: str) -> str:
+    table, _, conn = source.rpartition("@")
+    schema, _, table = table.partition(".")
+    return "purge__" + safe_id(source, [conn, schema, table])
+
+
 def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
     with _dag(
+        settings,
         dag_id=LOG_PURGE_DAG,
         description="purge snaprepl snapshot logs (PURGE SNAPSHOT LOG)",
         schedule=timetable(settings.log_purge_schedule),
@@ -116,7 +198,7 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
     ) as dag:
         for record in logs:
 
-            @task(task_id=f"purge__{slug(record.snl_source)}")
+            @task(task_id=log_purge_task_id(record.snl_source))
             def purge(source: str) -> str:
                 from snaprepl.errors import SnapshotLogNotFound
                 from snaprepl.snapshot_logs import purge_log
@@ -132,13 +214,16 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
     return dag
 
 
-def publication_dag(publication: PublicationRecord, subscriptions: list[SubscriptionRecord]) -> DAG | None:
+def publication_dag(
+    publication: PublicationRecord, subscriptions: list[SubscriptionRecord], settings: Settings
+) -> DAG | None:
     """Pull each loaded subscriber in name order (each pull writes to the publisher), then push to all
     in parallel. Subscribers appear once REPL_INIT_SNAPSHOT has loaded them."""
     loaded = sorted(s.ss_server for s in subscriptions if s.ss_init_state == "done")
     if not loaded:
         return None
     with _dag(
+        settings,
         dag_id=publication_dag_id(publication.sp_item),
         description=f"sync snaprepl publication {publication.sp_item}",
         schedule=timetable(publication.sp_schedule),
@@ -147,16 +232,27 @@ def publication_dag(publication: PublicationRecord, subscriptions: list[Subscrip
             f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
             f"subscribers {', '.join(f'`{s}`' for s in loaded)}. Each subscriber's changes are pulled into the "
             "publisher with conflict resolution, one subscriber after another; then the publisher's log is "
-            "pushed to every subscriber except each change's originator (REPL_UPDATE_SNAPSHOT).\n"
+            "pushed to every subscriber except each change's originator (REPL_UPDATE_SNAPSHOT). A manual run "
+            "can do the pulls only or the pushes only. A backfill pulls every subscriber, then reloads each "
+            "replica from the publisher (REPL_INIT_SNAPSHOT), once per backfill.\n"
         ),
+        params={
+            "direction": Param(
+                BOTH,
+                enum=list(DIRECTIONS),
+                values_display=DIRECTION_LABELS,
+                title="Steps",
+                description="Which steps of the sync this run does; the others are skipped.",
+            )
+        },
     ) as dag:
+        shared = {"item": publication.sp_item, "trigger_rule": "none_failed"}
+        shared.update(task_args(settings, publication.sp_item.rpartition("@")[2]))
         pulls = [
-            ReplicationSyncOperator(task_id=f"pull__{slug(s)}", item=publication.sp_item, action="pull", server=s)
-            for s in loaded
+            ReplicationSyncOperator(task_id=f"pull__{task_key(s)}", action="pull", server=s, **shared) for s in loaded
         ]
         pushes = [
-            ReplicationSyncOperator(task_id=f"push__{slug(s)}", item=publication.sp_item, action="push", server=s)
-            for s in loaded
+            ReplicationSyncOperator(task_id=f"push__{task_key(s)}", action="push", server=s, **shared) for s in loaded
         ]
         chain(*pulls)
         pulls[-1] >> pushes
@@ -165,6 +261,7 @@ def publication_dag(publication: PublicationRecord, subscriptions: list[Subscrip
 
 def update_replay_log_purge_dag(settings: Settings) -> DAG:
     with _dag(
+        settings,
         dag_id=URPLOG_PURGE_DAG,
         description="purge snaprepl update replay logs (REPL_PURGE_URPLOGS)",
         schedule=timetable(settings.urplog_purge_schedule),
@@ -184,23 +281,63 @@ def update_replay_log_purge_dag(settings: Settings) -> DAG:
     return dag
 
 
-def build_dags(catalog: Catalog | None = None, settings: Settings | None = None) -> dict[str, Any]:
-    """Every snaprepl DAG, by DAG id, from the catalog's current content."""
-    settings = settings or Settings.load()
-    catalog = catalog or Catalog.open(settings)
-    dags: dict[str, Any] = {}
+class UnbuildableRecords(DAG):
+    """Placeholder for catalog records that could not become DAGs: Airflow's validation of it fails
+    with a message naming each, which Airflow shows as an import error of the DAG file."""
+
+    def validate(self) -> None:
+        raise SnapreplError(self.description or "catalog records could not become DAGs")
+
+
+def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
+    """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
     for record in catalog.snapshots():
-        dag = snapshot_dag(record)
-        dags[dag.dag_id] = dag
+        yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
     publications = catalog.publications()
-    for publication in publications:
-        dag = publication_dag(publication, catalog.subscriptions(publication.sp_item))
-        if dag is not None:
-            dags[dag.dag_id] = dag
+    for pub in publications:
+        yield (
+            publication_dag_id(pub.sp_item),
+            f"publication {pub.sp_item}",
+            lambda p=pub: publication_dag(p, catalog.subscriptions(p.sp_item), settings),
+        )
     if publications:
-        dags[URPLOG_PURGE_DAG] = update_replay_log_purge_dag(settings)
+        yield URPLOG_PURGE_DAG, "update replay log purge", lambda: update_replay_log_purge_dag(settings)
     logs = catalog.logs()
     if logs:
-        dags[RPLOG_PURGE_DAG] = replay_log_purge_dag(settings)
-        dags[LOG_PURGE_DAG] = snapshot_log_purge_dag(logs, settings)
+        yield RPLOG_PURGE_DAG, "replay log purge", lambda: replay_log_purge_dag(settings)
+        yield LOG_PURGE_DAG, "snapshot log purge", lambda: snapshot_log_purge_dag(logs, settings)
+
+
+def build_dags(catalog: Catalog | None = None, settings: Settings | None = None) -> dict[str, Any]:
+    """Every snaprepl DAG, by DAG id, from the catalog's current content (only the DAG a task
+    process is parsing for, when it is one)."""
+    settings = settings or Settings.load()
+    catalog = catalog or Catalog.open(settings)
+    only = get_parsing_context().dag_id
+    dags: dict[str, Any] = {}
+    broken: list[str] = []
+    for dag_id, what, build in _recipes(catalog, settings):
+        if only is not None and dag_id != only:
+            continue
+        try:
+            if dag_id in dags:
+                raise SnapreplError(f"its DAG id {dag_id} is another record's too")
+            dag = build()
+            if dag is not None:
+                dag.validate()  # e.g. a schedule that is no cron expression
+        except Exception as err:
+            if settings.strict_dags:
+                raise SnapreplError(f"catalog record {what} cannot become a DAG: {err}") from err
+            log.error("snaprepl: catalog record %s cannot become a DAG: %s", what, err)
+            broken.append(f"{what}: {type(err).__name__}: {err}")
+            continue
+        if dag is not None:
+            dags[dag.dag_id] = dag
+    if broken and only is None:
+        dags[BROKEN_DAG] = UnbuildableRecords(
+            dag_id=BROKEN_DAG,
+            schedule=None,
+            auto_register=False,
+            description=f"{len(broken)} snaprepl catalog record(s) could not become DAGs: " + "; ".join(broken),
+        )
     return dags

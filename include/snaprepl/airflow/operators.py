@@ -1,56 +1,78 @@
-"""Airflow operators of snaprepl."""
+"""Airflow operators of snaprepl.
+
+Their ``__init__`` stores ids only: DAG parsing builds one operator per snapshot and sync step, so
+settings, connections and the job's files are resolved in ``execute``. A run that finds its snapshot
+or publication busy with another run is rescheduled (``[snaprepl] busy_wait_seconds`` later) instead
+of failing; a backfill refreshes completely once (see :mod:`snaprepl.catalog.backfills`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-from snaprepl.spark.submit import job_application, spark_binary
+from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-NONINCREMENTAL = "nonincremental"
-MODES = ("incremental", NONINCREMENTAL)
+    from snaprepl.catalog.store import Catalog
+    from snaprepl.settings import Settings
+    from snaprepl.spark.submit import Submission
+
+__all__ = ["MODES", "NONINCREMENTAL", "ReplicationSyncOperator", "SnapshotRefreshOperator", "resolve_mode"]
 
 
-def resolve_mode(configured: str | None, context: Context) -> tuple[str, bool]:
-    """The refresh mode of this run: a backfill refreshes completely; otherwise the run's ``mode``
-    param, else the task's own; also whether to fall back to a complete refresh."""
-    params = context.get("params") or {}
-    fallback = bool(params.get("fallback_complete", False))
-    dag_run = context.get("dag_run")
-    if dag_run is not None and str(getattr(dag_run, "run_type", "")) in {"backfill", "DagRunType.BACKFILL_JOB"}:
-        return "complete", fallback
-    mode = params.get("mode") or configured or "incremental"
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    return ("complete" if mode == NONINCREMENTAL else "incremental"), fallback
+def lease_busy(catalog: Catalog, name: str) -> str | None:
+    """Who holds lease ``name``, if a live run does (a dead holder's lease is taken over by the job)."""
+    from snaprepl.catalog.store import utcnow
+    from snaprepl.refresh.lock import LEASE, holder_is_dead
+
+    current = catalog.lock_holder(name)
+    if current is None:
+        return None
+    run_id, holder, heartbeat = current
+    if holder_is_dead(holder) or utcnow() - heartbeat > LEASE:
+        return None
+    return f"run {run_id} ({holder})"
 
 
-class SnaprepSparkOperator(SparkSubmitOperator):
+class SnapreplSparkOperator(SparkSubmitOperator):
     """Base of snaprepl's operators: a ``SparkSubmitOperator`` whose submission (arguments, connections
     file, environment) is prepared in ``execute``, and whose job reports its outcome in a result file."""
 
-    def _prepare(self, context: Context) -> Any:
-        """The :class:`snaprepl.spark.submit.Submission` of this run."""
-        raise NotImplementedError
+    def _reschedule(self, settings: Settings, why: str) -> None:
+        from airflow.sdk.exceptions import AirflowRescheduleException
 
-    def _run_submission(self, context: Context, submission: Any) -> dict[str, Any]:
+        self.log.info("%s: trying again in %d s", why, settings.busy_wait_seconds)
+        raise AirflowRescheduleException(datetime.now(UTC) + timedelta(seconds=settings.busy_wait_seconds))
+
+    def _wait_if_busy(self, catalog: Catalog, lease: str, what: str, settings: Settings) -> None:
+        """Reschedule at once, without a spark-submit, when a live run holds ``lease``."""
+        holder = lease_busy(catalog, lease)
+        if holder is not None:
+            self._reschedule(settings, f"{what} is busy with {holder}")
+
+    def _run_submission(self, context: Context, submission: Submission, settings: Settings) -> dict[str, Any]:
         from airflow.sdk.exceptions import AirflowFailException
 
-        from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotNotFound
-        from snaprepl.spark.submit import error_from_result
+        from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
+        from snaprepl.spark.submit import error_from_result, spark_binary
 
+        self.application = submission.application
         self.application_args = submission.application_args
         self.conf = submission.conf
         self.jars = submission.jars
         self.driver_class_path = submission.driver_class_path
         self.env_vars = submission.env_vars
         self.name = submission.name
+        self._conn_id = submission.conn_id
+        self._driver_memory = submission.driver_memory
+        self._spark_binary = spark_binary()
         self._hook = None
         failure: BaseException | None = None
         try:
@@ -62,19 +84,33 @@ class SnaprepSparkOperator(SparkSubmitOperator):
             submission.cleanup()
         if failure is not None or not result or not result.get("ok"):
             error = error_from_result(result, failure)
+            if isinstance(error, SnapshotBusy):  # another run took the lease first: wait, do not fail
+                self._reschedule(settings, str(error))
             if isinstance(error, CompleteRefreshRequired | SnapshotNotFound | InvalidArgument):
                 raise AirflowFailException(str(error))  # retrying cannot help
             raise RuntimeError(str(error))
         return result
 
+    def _backfill(self, context: Context) -> str | None:
+        """This run's backfill id when it is a backfill run (None otherwise)."""
+        if not is_backfill(context):
+            return None
+        found = backfill_id(context)
+        if found is None:
+            self.log.warning(
+                "this backfill run does not name its backfill (is plugins/snaprepl_plugin.py in Airflow's plugins "
+                "folder?): it refreshes completely, as every run of this backfill will"
+            )
+        return found
 
-class SnapshotRefreshOperator(SnaprepSparkOperator):
+
+class SnapshotRefreshOperator(SnapreplSparkOperator):
     """Refresh one snaprepl snapshot with spark-submit of ``spark_jobs/refresh_snapshot.py``.
 
     Everything is resolved in ``execute``: the snapshot's connections are written to a file only the
     job can read (credentials never reach the command line), the job runs, and its outcome is the
-    task's return value. A run of type backfill, or a run whose ``mode`` param is ``nonincremental``,
-    refreshes completely.
+    task's return value. A run whose ``mode`` param is ``nonincremental`` refreshes completely; so
+    does the first run of a backfill to get there, and the backfill's other runs say so and succeed.
 
     :param snapshot: SN_NAME of the snapshot (``schema.table@conn_id``).
     :param mode: ``incremental`` or ``nonincremental`` when the run's params do not say.
@@ -84,32 +120,19 @@ class SnapshotRefreshOperator(SnaprepSparkOperator):
     ui_color = "#d9ead3"
 
     def __init__(self, *, snapshot: str, mode: str | None = None, **kwargs: Any) -> None:
-        from snaprepl.refresh import job
-        from snaprepl.settings import Settings
-
-        settings = Settings.load()
-        kwargs.setdefault("conn_id", settings.spark_conn_id)
-        kwargs.setdefault("driver_memory", settings.spark_driver_memory)
         kwargs.setdefault("name", "snaprepl-refresh")
-        super().__init__(
-            application=job_application("refresh_snapshot", Path(job.__file__)),
-            spark_binary=spark_binary(),
-            **kwargs,
-        )
+        super().__init__(**kwargs)
         self.snapshot = snapshot
         self.mode = mode
 
     def execute(self, context: Context) -> dict[str, Any]:
         from airflow.sdk.exceptions import AirflowFailException
 
+        from snaprepl.catalog import backfills
         from snaprepl.catalog.store import Catalog
-        from snaprepl.connections import get_connection
         from snaprepl.errors import SnapshotNotFound
-        from snaprepl.refresh import job
-        from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+        from snaprepl.refresh.lock import snapshot_lock_name
         from snaprepl.settings import Settings
-        from snaprepl.snapshots import catalog_connection_of, refresh_arguments
-        from snaprepl.spark.submit import prepare
 
         settings = Settings.load()
         mode, fallback = resolve_mode(self.mode, context)
@@ -117,6 +140,28 @@ class SnapshotRefreshOperator(SnaprepSparkOperator):
         record = catalog.snapshot(self.snapshot)
         if record is None:
             raise AirflowFailException(str(SnapshotNotFound(f"there is no snapshot {self.snapshot}")))
+        backfill = self._backfill(context)
+        if backfill is not None and (done := backfills.done(catalog, backfill, record.sn_name)) is not None:
+            self.log.info("%s: nothing to do", done)
+            return {"snapshot": record.sn_name, "backfill_id": backfill, "skipped": str(done), "by_run": done.run_id}
+        self._wait_if_busy(catalog, snapshot_lock_name(record.sn_name), f"snapshot {record.sn_name}", settings)
+        result = self._refresh(context, catalog, record, mode, fallback, settings)
+        if backfill is not None:
+            dag_run = context["dag_run"]
+            backfills.record(catalog, backfill, record.sn_name, dag_run.dag_id, dag_run.run_id)
+            self.log.info("backfill %s: this run refreshed %s completely", backfill, record.sn_name)
+            result["backfill_id"] = backfill
+        return result
+
+    def _refresh(
+        self, context: Context, catalog: Catalog, record: Any, mode: str, fallback: bool, settings: Settings
+    ) -> dict[str, Any]:
+        from snaprepl.connections import get_connection
+        from snaprepl.refresh import job
+        from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+        from snaprepl.snapshots import catalog_connection_of, refresh_arguments
+        from snaprepl.spark.submit import prepare
+
         request = RefreshRequest(
             snapshot=record.sn_name,
             mode=mode,
@@ -138,16 +183,20 @@ class SnapshotRefreshOperator(SnaprepSparkOperator):
             run_id=request.run_id,
             name=f"snaprepl-refresh-{request.run_id[:8]}",
         )
-        result = self._run_submission(context, submission)
+        result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
         self.log.info("%s", outcome)
         return outcome.to_dict()
 
 
-class ReplicationSyncOperator(SnaprepSparkOperator):
+class ReplicationSyncOperator(SnapreplSparkOperator):
     """One step of a publication's sync with spark-submit of ``spark_jobs/sync_publication.py``: pull a
     subscriber's changes into the publisher, or push the publisher's log to a subscriber. After a pull,
     the conflicts it met are sent to the configured notifier.
+
+    The run's ``direction`` param (``pull and push``, ``pull only``, ``push only``) skips the other
+    steps. In a backfill, a push reloads the subscriber's replica from the publisher instead
+    (REPL_INIT_SNAPSHOT), after every pull; each step does so once per backfill.
 
     :param item: SP_ITEM of the publication.
     :param action: ``pull`` or ``push``.
@@ -158,51 +207,65 @@ class ReplicationSyncOperator(SnaprepSparkOperator):
     ui_color = "#cfe2f3"
 
     def __init__(self, *, item: str, action: str, server: str, **kwargs: Any) -> None:
-        from snaprepl.bidir import job
-        from snaprepl.settings import Settings
-
         if action not in {"pull", "push"}:
             raise ValueError(f"action must be pull or push, not {action!r}")
-        settings = Settings.load()
-        kwargs.setdefault("conn_id", settings.spark_conn_id)
-        kwargs.setdefault("driver_memory", settings.spark_driver_memory)
         kwargs.setdefault("name", f"snaprepl-{action}")
-        super().__init__(
-            application=job_application("sync_publication", Path(job.__file__)),
-            spark_binary=spark_binary(),
-            **kwargs,
-        )
+        super().__init__(**kwargs)
         self.item = item
         self.action = action
         self.server = server
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        from snaprepl.catalog import backfills
+        from snaprepl.catalog.store import Catalog
+        from snaprepl.settings import Settings
+
+        if not runs_step(self.action, context):
+            raise AirflowSkipException(f"this run's direction is {context['params'].get('direction')!r}")
+        settings = Settings.load()
+        catalog = Catalog.open(settings)
+        backfill = self._backfill(context)
+        step = "init" if is_backfill(context) and self.action == "push" else self.action
+        target = f"{step}:{self.item}:{self.server}"
+        if backfill is not None and (done := backfills.done(catalog, backfill, target)) is not None:
+            self.log.info("%s: nothing to do", done)
+            return [{"backfill_id": backfill, "skipped": str(done), "by_run": done.run_id}]
+        lease = f"pull:{self.item}" if step == "pull" else f"push:{self.item}:{self.server}"
+        self._wait_if_busy(catalog, lease, f"publication {self.item} ({step} {self.server})", settings)
+        outcomes = self._sync(context, catalog, step, settings)
+        if backfill is not None:
+            dag_run = context["dag_run"]
+            backfills.record(catalog, backfill, target, dag_run.dag_id, dag_run.run_id)
+            self.log.info("backfill %s: this run did %s", backfill, target)
+        return outcomes
+
+    def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
         import uuid
 
         from snaprepl.bidir import job
         from snaprepl.bidir.notify import notify_conflicts
         from snaprepl.bidir.submit import sync_arguments, sync_connections
-        from snaprepl.catalog.store import Catalog
-        from snaprepl.settings import Settings
         from snaprepl.spark.submit import prepare
 
-        settings = Settings.load()
-        catalog = Catalog.open(settings)
+        publication = catalog.publication(self.item)
+        rows_per_commit = (publication.sp_rows_per_commit if publication else None) or 100
         run_id = uuid.uuid4().hex
-        self.log.info("%s %s of %s (run %s)", self.action, self.server, self.item, run_id)
+        self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
         submission = prepare(
             job="sync_publication",
             module_file=Path(job.__file__),
-            args=sync_arguments(self.action, self.item, self.server, 100, settings, run_id),
+            args=sync_arguments(step, self.item, self.server, rows_per_commit, settings, run_id),
             connections=sync_connections(catalog, settings, self.item, self.server),
             settings=settings,
             run_id=run_id,
-            name=f"snaprepl-{self.action}-{run_id[:8]}",
+            name=f"snaprepl-{step}-{run_id[:8]}",
         )
-        outcomes = self._run_submission(context, submission)["outcomes"]
+        outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:
             self.log.info("%s", outcome)
-        if self.action == "pull":
+        if step == "pull":
             notified = notify_conflicts(catalog, settings)
             if notified:
                 self.log.info("%d conflicts notified", notified)

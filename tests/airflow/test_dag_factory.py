@@ -1,0 +1,269 @@
+"""The DAG factory against an in-memory catalog (no services): which DAGs, tasks and edges each
+catalog content gives, how odd names are kept apart, and how a bad record is reported."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from airflow.sdk.api.datamodels._generated import DagRunType as SdkDagRunType
+from airflow.utils.types import DagRunType as CoreDagRunType
+
+from snaprepl.airflow.dag_factory import BROKEN_DAG, build_dags
+from snaprepl.airflow.listener import label_backfill_run
+from snaprepl.airflow.naming import (
+    LOG_PURGE_DAG,
+    RPLOG_PURGE_DAG,
+    URPLOG_PURGE_DAG,
+    asset_uri,
+    dag_id_collision,
+    publication_dag_id,
+    snapshot_dag_id,
+)
+from snaprepl.airflow.runs import BACKFILL_CONF_KEY, backfill_id, resolve_mode, runs_step
+from snaprepl.catalog.store import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.errors import InvalidArgument, SnapreplError
+from snaprepl.settings import Settings
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def snapshot(name: str, *, schedule: str | None = None, incremental: bool = True, **extra: Any) -> SnapshotRecord:
+    table, _, conn = name.rpartition("@")
+    schema, _, table = table.partition(".")
+    return SnapshotRecord(
+        sn_name=name, sn_query=f"SELECT * FROM {table}", sn_source_conn="src", sn_dest_conn=conn,
+        sn_dest_schema=schema, sn_dest_table=table, sn_created_at=NOW, sn_schedule=schedule,
+        sn_is_incremental=1 if incremental else None, sn_source_table="public.t@src" if incremental else None,
+        **extra,
+    )  # fmt: skip
+
+
+def log(source: str) -> LogRecord:
+    return LogRecord(
+        snl_source=source, snl_rlog="rlog", snl_rplog="rplog", snl_conn="src", snl_schema="public",
+        snl_table="t", snl_dialect="postgres", snl_key_columns="[]", snl_objects="{}", snl_kind="snapshot",
+        snl_created_at=NOW,
+    )  # fmt: skip
+
+
+class FakeCatalog:
+    def __init__(self, snapshots=(), logs=(), publications=(), subscriptions=()) -> None:
+        self._snapshots, self._logs = list(snapshots), list(logs)
+        self._publications, self._subscriptions = list(publications), list(subscriptions)
+
+    def snapshots(self) -> list[SnapshotRecord]:
+        return self._snapshots
+
+    def logs(self) -> list[LogRecord]:
+        return self._logs
+
+    def publications(self) -> list[PublicationRecord]:
+        return self._publications
+
+    def subscriptions(self, item: str | None = None) -> list[SubscriptionRecord]:
+        return [s for s in self._subscriptions if item is None or s.ss_item == item]
+
+
+def edges(dag: Any) -> dict[str, set[str]]:
+    return {t.task_id: set(t.downstream_task_ids) for t in dag.tasks}
+
+
+PUB = "public.items@pub"
+
+
+def publication(schedule: str | None = "*/5 * * * *") -> FakeCatalog:
+    return FakeCatalog(
+        publications=[
+            PublicationRecord(sp_item=PUB, sp_type=2, sp_server="p", sp_created_at=NOW, sp_schedule=schedule)
+        ],
+        subscriptions=[
+            SubscriptionRecord(ss_server=s, ss_item=PUB, ss_type=2, ss_created_at=NOW, ss_init_state=state)
+            for s, state in (("s_b", "done"), ("s_a", "done"), ("s_c", None))
+        ],
+    )
+
+
+def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
+    catalog = publication()
+    catalog._snapshots = [snapshot("main.copy@dst", schedule="*/10 * * * *")]
+    catalog._logs = [log("public.t@src")]
+
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    assert set(dags) == {
+        snapshot_dag_id("main.copy@dst"),
+        publication_dag_id(PUB),
+        URPLOG_PURGE_DAG,
+        RPLOG_PURGE_DAG,
+        LOG_PURGE_DAG,
+    }
+    assert edges(dags["snaprepl_refresh__dst__main__copy"]) == {"refresh": set()}
+    # Loaded subscribers only (s_c is not), pulled one after another in name order, then pushed in parallel.
+    assert edges(dags["snaprepl_sync__pub__public__items"]) == {
+        "pull__s_a": {"pull__s_b"},
+        "pull__s_b": {"push__s_a", "push__s_b"},
+        "push__s_a": set(),
+        "push__s_b": set(),
+    }
+    assert edges(dags[LOG_PURGE_DAG]) == {"purge__src__public__t": set()}
+    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": set()}
+    assert edges(dags[URPLOG_PURGE_DAG]) == {"purge_update_replay_logs": set()}
+
+
+def test_scheduled_and_purge_dags_are_created_unpaused_unless_the_setting_says_otherwise() -> None:
+    catalog = FakeCatalog([snapshot("main.a@dst", schedule="@hourly"), snapshot("main.b@dst")], [log("public.t@src")])
+
+    unpaused = build_dags(catalog=catalog, settings=Settings())
+    paused = build_dags(catalog=catalog, settings=Settings(dags_paused_at_creation=True))
+
+    assert {d: dag.is_paused_upon_creation for d, dag in unpaused.items()} == dict.fromkeys(unpaused, False)
+    assert {d: dag.is_paused_upon_creation for d, dag in paused.items()} == dict.fromkeys(paused, True)
+
+
+def test_dags_paused_at_creation_is_parsed_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW__SNAPREPL__DAGS_PAUSED_AT_CREATION", "TRUE")
+    assert Settings.load().dags_paused_at_creation is True
+    monkeypatch.setenv("AIRFLOW__SNAPREPL__DAGS_PAUSED_AT_CREATION", "0")
+    assert Settings.load().dags_paused_at_creation is False
+    for wrong in ("no", "yes", "2", "paused"):
+        monkeypatch.setenv("AIRFLOW__SNAPREPL__DAGS_PAUSED_AT_CREATION", wrong)
+        with pytest.raises(InvalidArgument, match="is not a boolean"):
+            Settings.load()
+
+
+def test_refresh_and_sync_tasks_run_one_at_a_time_with_timeout_and_pool() -> None:
+    catalog = publication()
+    catalog._snapshots = [snapshot("main.copy@dst")]
+    settings = Settings(execution_timeout_minutes=30, pool_per_connection=True)
+
+    dags = build_dags(catalog=catalog, settings=settings)
+
+    refresh = dags["snaprepl_refresh__dst__main__copy"].get_task("refresh")
+    assert (refresh.max_active_tis_per_dag, refresh.execution_timeout.total_seconds(), refresh.pool) == (
+        1, 1800, "snaprepl__src"
+    )  # fmt: skip
+    sync = dags[publication_dag_id(PUB)]
+    assert {(t.max_active_tis_per_dag, t.pool, t.trigger_rule) for t in sync.tasks} == {
+        (1, "snaprepl__pub", "none_failed")
+    }
+    plain = build_dags(catalog=catalog, settings=Settings(pool="replication"))
+    assert plain["snaprepl_refresh__dst__main__copy"].get_task("refresh").pool == "replication"
+    assert plain["snaprepl_refresh__dst__main__copy"].get_task("refresh").execution_timeout is None
+
+
+def test_params_read_well_and_a_nonincremental_snapshot_offers_no_incremental_mode() -> None:
+    catalog = publication()
+    catalog._snapshots = [snapshot("main.inc@dst"), snapshot("main.full@dst", incremental=False)]
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    inc = dags["snaprepl_refresh__dst__main__inc"].params
+    mode = inc.get_param("mode").schema
+    assert mode["enum"] == ["incremental", "nonincremental"] and mode["title"] == "Refresh mode"
+    assert set(mode["values_display"]) == {"incremental", "nonincremental"} and inc.get_param("mode").description
+    assert inc.get_param("fallback_complete").schema["title"]
+    full = dags["snaprepl_refresh__dst__main__full"].params
+    assert full.get_param("mode").schema["enum"] == ["nonincremental"] and "fallback_complete" not in full
+    direction = dags[publication_dag_id(PUB)].params.get_param("direction").schema
+    assert direction["enum"] == ["pull and push", "pull only", "push only"]
+    assert set(direction["values_display"]) == set(direction["enum"]) and direction["title"] == "Steps"
+
+
+def test_odd_names_give_distinct_ascii_dag_ids_and_asset_uris() -> None:
+    names = ['main."with space"@myx', "main.with_space@myx", "main.ünïcødé@sq", "main.a__b@x", "a__main.b@x"]
+    catalog = FakeCatalog([snapshot(n) for n in names])
+
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    assert len(dags) == len(names), sorted(dags)
+    assert all(d.isascii() and len(d) <= 250 for d in dags)
+    assert snapshot_dag_id("main.with_space@myx") == "snaprepl_refresh__myx__main__with_space"
+    uris = [dags[snapshot_dag_id(n)].get_task("refresh").outlets[0].uri for n in names]
+    assert all(u.isascii() for u in uris) and len(set(uris)) == len(names)
+    assert asset_uri("sq", "main", "ünïcødé") == "snaprepl://sq/main/%C3%BCn%C3%AFc%C3%B8d%C3%A9"
+    long_name = f"main.{'x' * 300}@dst"
+    assert len(snapshot_dag_id(long_name)) <= 250 and snapshot_dag_id(long_name) != snapshot_dag_id(long_name + "y")
+
+
+def test_dag_id_collision_names_the_other_record() -> None:
+    catalog = FakeCatalog([snapshot("main.orders@dst")])
+    assert dag_id_collision(catalog, "main.orders@dst") is None  # itself
+    assert dag_id_collision(catalog, "main.customers@dst") is None
+    # Only a hash collision could make two names share an id: simulate one.
+    from snaprepl.airflow import naming
+
+    original = naming.digest
+    naming.digest = lambda text: "0" * 10
+    try:
+        odd = FakeCatalog([snapshot("main.a b@dst")])
+        assert dag_id_collision(odd, "main.a-b@dst") == "main.a b@dst"
+    finally:
+        naming.digest = original
+
+
+def test_a_bad_record_is_reported_by_name_while_every_other_dag_loads() -> None:
+    bad = snapshot("main.bad@dst", schedule="every tuesday")
+    broken = replace(snapshot("main.broken@dst"), sn_dest_table=None)
+    catalog = FakeCatalog([snapshot("main.good@dst"), bad, broken], [log("public.t@src")])
+
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    assert {"snaprepl_refresh__dst__main__good", LOG_PURGE_DAG, RPLOG_PURGE_DAG, BROKEN_DAG} == set(dags)
+    with pytest.raises(SnapreplError) as failed:
+        dags[BROKEN_DAG].validate()  # what Airflow calls: it records the message as an import error
+    assert "2 snaprepl catalog record(s)" in str(failed.value)
+    assert "snapshot main.bad@dst" in str(failed.value) and "snapshot main.broken@dst" in str(failed.value)
+    with pytest.raises(SnapreplError, match=r"catalog record snapshot main\.bad@dst cannot become a DAG"):
+        build_dags(catalog=catalog, settings=Settings(strict_dags=True))
+
+
+def test_a_task_process_builds_only_its_own_dag(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = publication()
+    catalog._snapshots = [snapshot("main.a@dst"), snapshot("main.b@dst", schedule="every tuesday")]
+    monkeypatch.setitem(os.environ, "_AIRFLOW_PARSING_CONTEXT_DAG_ID", "snaprepl_refresh__dst__main__a")
+
+    assert list(build_dags(catalog=catalog, settings=Settings())) == ["snaprepl_refresh__dst__main__a"]
+
+
+class Run:
+    def __init__(self, run_type: Any, conf: dict | None = None, backfill_id: int | None = None) -> None:
+        self.run_type, self.conf, self.backfill_id, self.dag_id = run_type, conf, backfill_id, "snaprepl_refresh__x"
+
+
+@pytest.mark.parametrize("enum", [SdkDagRunType, CoreDagRunType], ids=["task-sdk", "core"])
+def test_a_backfill_run_refreshes_completely_whichever_enum_says_so(enum: Any) -> None:
+    backfill = enum.BACKFILL if enum is SdkDagRunType else enum.BACKFILL_JOB
+    assert str(SdkDagRunType.BACKFILL) == "DagRunType.BACKFILL"  # why str() cannot be compared
+    assert resolve_mode("incremental", {"dag_run": Run(backfill), "params": {"mode": "incremental"}}) == (
+        "complete",
+        False,
+    )
+    for other in (enum.SCHEDULED, enum.MANUAL):
+        assert resolve_mode("incremental", {"dag_run": Run(other)}) == ("incremental", False)
+    assert resolve_mode(None, {"dag_run": Run(enum.MANUAL), "params": {"mode": "nonincremental"}})[0] == "complete"
+    assert runs_step("push", {"dag_run": Run(backfill), "params": {"direction": "pull only"}})
+
+
+@pytest.mark.parametrize(
+    ("direction", "pull", "push"),
+    [(None, True, True), ("pull and push", True, True), ("pull only", True, False), ("push only", False, True)],
+)
+def test_the_direction_param_chooses_the_sync_steps(direction: str | None, pull: bool, push: bool) -> None:
+    context = {"dag_run": Run(SdkDagRunType.MANUAL), "params": {"direction": direction}}
+    assert (runs_step("pull", context), runs_step("push", context)) == (pull, push)
+    with pytest.raises(InvalidArgument):
+        runs_step("pull", {"params": {"direction": "sideways"}})
+
+
+def test_the_listener_labels_backfill_runs_of_snaprepl_dags_only() -> None:
+    run = Run(CoreDagRunType.BACKFILL_JOB, {"mode": "incremental"}, backfill_id=7)
+    assert label_backfill_run(run) and run.conf == {"mode": "incremental", BACKFILL_CONF_KEY: "7"}
+    assert backfill_id({"dag_run": run}) == "7"
+    assert not label_backfill_run(run), "labelled once"
+    manual = Run(CoreDagRunType.MANUAL, {}, backfill_id=None)
+    other = Run(CoreDagRunType.BACKFILL_JOB, None, backfill_id=8)
+    other.dag_id = "someone_elses_dag"
+    assert not label_backfill_run(manual) and not label_backfill_run(other) and other.conf is None
