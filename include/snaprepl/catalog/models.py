@@ -56,6 +56,11 @@ SYS_SNAPSHOT = Table(
     Column("SN_SCHEDULE", String(100), comment="Airflow schedule of the refresh DAG (NULL = manual)"),
     Column("SN_TOLERANCE_MIN", Integer, comment="tolerance window override in minutes"),
     Column("SN_NEEDS_COMPLETE", Text, comment="why a complete refresh is required (NULL = not required)"),
+    Column(
+        "SN_COMPLETE_TS",
+        TIMESTAMP,
+        comment="log high-water mark (source clock) of the last complete refresh: log purged before it is not needed",
+    ),
     Column("SN_CREATED_AT", TIMESTAMP, nullable=False),
     Column("SN_LAST_REFRESH_AT", TIMESTAMP),
     Column("SN_LAST_REFRESH_KIND", String(20), comment="incremental or complete"),
@@ -190,6 +195,28 @@ SYS_REPL_LOCK = Table(
     Column("RUN_ID", String(64), nullable=False, comment="run holding the lock"),
     Column("HOLDER", IDENT, nullable=False, comment="host:pid of that run"),
     Column("HEARTBEAT", TIMESTAMP, nullable=False, comment="last sign of life of that run"),
+)
+
+SYS_REPL_LEASE_LOG = Table(
+    "SYS_REPL_LEASE_LOG",
+    metadata,
+    Column("LL_ID", Integer, primary_key=True, autoincrement=True),
+    Column("LL_LOCK_NAME", NAME, nullable=False, comment="the lease (SYS_REPL_LOCK.LOCK_NAME)"),
+    Column("LL_RUN_ID", String(64), nullable=False),
+    Column("LL_HOLDER", IDENT, nullable=False),
+    Column("LL_ACQUIRED_AT", TIMESTAMP, nullable=False),
+    Column("LL_RELEASED_AT", TIMESTAMP, comment="NULL while held; when taken over, the takeover's time"),
+    Index("ix_sys_repl_lease_log_name_at", "LL_LOCK_NAME", "LL_ACQUIRED_AT"),
+)
+
+SYS_REPL_BACKFILL = Table(
+    "SYS_REPL_BACKFILL",
+    metadata,
+    Column("BF_ID", String(64), primary_key=True, comment="Airflow backfill id"),
+    Column("BF_TARGET", NAME, primary_key=True, comment="snapshot, or <step>:<item>:<server>"),
+    Column("BF_DAG_ID", String(250), nullable=False),
+    Column("BF_RUN_ID", String(250), nullable=False, comment="the backfill run that did the complete refresh"),
+    Column("BF_AT", TIMESTAMP, nullable=False),
 )
 
 VERSION_TABLE = "alembic_version_snaprepl"

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
+from snaprepl.catalog import lease_log
 from snaprepl.catalog import models as m
 from snaprepl.catalog.migrate import current_revision, head_revision
 from snaprepl.connections import ConnectionInfo, get_connection
@@ -103,6 +104,7 @@ class SnapshotRecord(_Record):
     sn_schedule: str | None = None
     sn_tolerance_min: int | None = None
     sn_needs_complete: str | None = None
+    sn_complete_ts: datetime | None = None
     sn_last_refresh_at: datetime | None = None
     sn_last_refresh_kind: str | None = None
     sn_last_status: str | None = None
@@ -410,11 +412,14 @@ class Catalog:
             with self.begin() as conn:
                 if expected is None:
                     conn.execute(sa.insert(m.SYS_REPL_LOCK).values(LOCK_NAME=name, **values))
-                    return True
-                result = conn.execute(
-                    sa.update(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == expected).values(**values)
-                )
-                return result.rowcount == 1
+                else:
+                    result = conn.execute(
+                        sa.update(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == expected).values(**values)
+                    )
+                    if result.rowcount != 1:
+                        return False
+                lease_log.acquired(conn, name, run_id, holder, values["HEARTBEAT"])
+                return True
         except IntegrityError:
             return False
 
@@ -428,7 +433,8 @@ class Catalog:
     def release_lock(self, name: str, run_id: str) -> None:
         t = m.SYS_REPL_LOCK.c
         with self.begin() as conn:
-            conn.execute(sa.delete(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == run_id))
+            if conn.execute(sa.delete(m.SYS_REPL_LOCK).where(t.LOCK_NAME == name, t.RUN_ID == run_id)).rowcount:
+                lease_log.released(conn, name, run_id, utcnow())
 
     def replayed_since(self, name: str, since: datetime | None) -> list[str]:
         """RLOG_ROWGUIDs already applied to snapshot ``name`` with SNAPTIME at or after ``since``."""
@@ -457,12 +463,13 @@ class Catalog:
 
     def record_complete(self, name: str, last_ts: datetime | None) -> None:
         """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy; the replay
-        log of the old content no longer describes the destination."""
+        log of the old content no longer describes the destination; nothing requires another complete
+        refresh (SN_COMPLETE_TS: log entries purged before this mark were in the copy)."""
         with self.begin() as conn:
             conn.execute(
                 sa.update(m.SYS_SNAPSHOT)
                 .where(name == m.SYS_SNAPSHOT.c.SN_NAME)
-                .values(SN_LAST_TS=last_ts, SN_NEEDS_COMPLETE=None, SN_LAST_UPD_BM=None)
+                .values(SN_LAST_TS=last_ts, SN_COMPLETE_TS=last_ts, SN_NEEDS_COMPLETE=None, SN_LAST_UPD_BM=None)
             )
             conn.execute(sa.delete(m.SYS_RPLOG).where(name == m.SYS_RPLOG.c.TARGET))
 
