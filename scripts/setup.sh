@@ -34,12 +34,15 @@ if [ -z "${JAVA_HOME:-}" ]; then
   export JAVA_HOME
 fi
 
-# --- JDBC driver jars from Debian ----------------------------------------------------------------
+# --- JDBC driver jars and build dependencies from Debian ----------------------------------------
 need_pkgs=()
 [ -e /usr/share/java/postgresql.jar ] || need_pkgs+=(libpostgresql-jdbc-java)
 [ -e /usr/share/java/mariadb-java-client.jar ] || need_pkgs+=(libmariadb-java)
 [ -e /usr/share/java/sqlite-jdbc.jar ] || need_pkgs+=(libxerial-sqlite-jdbc-java)
 command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
+# The mysql provider's mysqlclient is built from source against MariaDB's client library.
+command -v pkg-config >/dev/null || need_pkgs+=(pkg-config)
+pkg-config --exists libmariadb 2>/dev/null || need_pkgs+=(libmariadb-dev)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   say "installing ${need_pkgs[*]} (apt)"
   export DEBIAN_FRONTEND=noninteractive

@@ -103,7 +103,7 @@ class ConnectionInfo:
         return str(self.extra.get("driver_class") or self.dialect.jdbc_driver)
 
     def jdbc_properties(self) -> dict[str, str]:
-        props = {"driver": self.jdbc_driver(), **self.dialect.jdbc_properties()}
+        props = {"driver": self.jdbc_driver(), **self.dialect.jdbc_properties(self)}
         if self.login:
             props["user"] = self.login
         if self.password:

@@ -21,6 +21,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.dialects import Dialect, TableInfo
+from snaprepl.dialects.connect import tls_hint
 from snaprepl.errors import DatabaseUnreachable, InvalidName
 from snaprepl.jars import jdbc_jars
 from snaprepl.names import TableRef
@@ -171,9 +172,9 @@ class Database:
         try:
             connection = self.engine().connect()
         except (OperationalError, DBAPIError) as err:
+            reason = _first_line(err.orig or err)
             raise DatabaseUnreachable(
-                f"cannot connect to {self.describe_target()}: {_first_line(err.orig or err)}",
-                "check that the server runs and the connection's host, port, login and schema",
+                f"cannot connect to {self.describe_target()}: {reason}", tls_hint(reason)
             ) from None
         try:
             with connection.begin():

@@ -19,6 +19,7 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from snaprepl.dialects import types as type_mapping
+from snaprepl.dialects.connect import DriverOptions, checked_host
 from snaprepl.dialects.replace import RowReplacement
 from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
@@ -27,6 +28,8 @@ from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suff
 class ConnectionFields(Protocol):
     """The connection fields a dialect reads (see :class:`snaprepl.connections.ConnectionInfo`)."""
 
+    conn_id: str
+    extra: Mapping[str, Any]
     host: str | None
     port: int | None
     login: str | None
@@ -237,14 +240,15 @@ class Dialect(RowReplacement, ABC):
             self.sqlalchemy_driver,
             username=conn.login,
             password=conn.password,
-            host=conn.host or "127.0.0.1",
+            host=checked_host(conn.conn_id, conn.host).strip("[]"),
             port=conn.port,
             database=conn.schema,
-            query=self.sqlalchemy_query(),
+            query=self.driver_options(conn).query,
         )
 
-    def sqlalchemy_query(self) -> dict[str, str]:
-        return {}
+    def driver_options(self, conn: ConnectionFields) -> DriverOptions:
+        """Driver options from the connection's allow-listed extras (:mod:`snaprepl.dialects.connect`)."""
+        return DriverOptions()
 
     def jdbc_url(self, conn: ConnectionFields) -> str:
         """JDBC URL of a (non-``jdbc``) connection of this dialect, without credentials."""
@@ -253,9 +257,9 @@ class Dialect(RowReplacement, ABC):
             "put the JDBC URL in the connection's host field",
         )
 
-    def jdbc_properties(self) -> dict[str, str]:
-        """Driver properties every JDBC connection of this dialect needs."""
-        return {}
+    def jdbc_properties(self, conn: ConnectionFields) -> dict[str, str]:
+        """JDBC driver properties of a connection: the dialect's own and the allow-listed extras."""
+        return self.driver_options(conn).jdbc_properties(conn.conn_id)
 
     # ------------------------------------------------------------------ types
 

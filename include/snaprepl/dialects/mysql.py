@@ -16,6 +16,7 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, mysql_options
 from snaprepl.dialects.replace import MySqlRowReplacement
 from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
@@ -35,16 +36,18 @@ class MySqlDialect(MySqlRowReplacement, Dialect):
     rowguid_type = "varchar(255)"
     sqlalchemy_driver = "mysql+pymysql"
 
-    def sqlalchemy_query(self) -> dict[str, str]:
-        return {"charset": "utf8mb4"}
+    def driver_options(self, conn: ConnectionFields) -> DriverOptions:
+        return mysql_options(conn.conn_id, conn.extra)
 
     def jdbc_url(self, conn: ConnectionFields) -> str:
         # jdbc:mysql: with the MariaDB driver: Spark quotes identifiers right only for this scheme.
+        host, port = checked_host(conn.conn_id, conn.host), checked_port(conn.conn_id, conn.port, 3306)
+        return f"jdbc:mysql://{host}:{port}/{checked_database(conn.conn_id, conn.schema)}"
+
+    def jdbc_properties(self, conn: ConnectionFields) -> dict[str, str]:
         # Sessions run in UTC so DATETIME values are never shifted by the JVM's zone.
-        return (
-            f"jdbc:mysql://{conn.host or '127.0.0.1'}:{conn.port or 3306}/{conn.schema or ''}"
-            "?rewriteBatchedStatements=true&sessionVariables=time_zone='+00:00'"
-        )
+        own = {"rewriteBatchedStatements": "true", "sessionVariables": "time_zone='+00:00'"}
+        return {**own, **super().jdbc_properties(conn)}
 
     def table_options(self) -> str:
         return " ENGINE=InnoDB"

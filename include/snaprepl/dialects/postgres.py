@@ -16,6 +16,7 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
@@ -34,10 +35,17 @@ class PostgresDialect(PostgresRowReplacement, Dialect):
     sqlalchemy_driver = "postgresql+psycopg2"
 
     def jdbc_url(self, conn: ConnectionFields) -> str:
-        return (
-            f"jdbc:postgresql://{conn.host or '127.0.0.1'}:{conn.port or 5432}/{conn.schema or ''}"
-            "?reWriteBatchedInserts=true"
-        )
+        host, port = checked_host(conn.conn_id, conn.host), checked_port(conn.conn_id, conn.port, 5432)
+        return f"jdbc:postgresql://{host}:{port}/{checked_database(conn.conn_id, conn.schema)}"
+
+    def driver_options(self, conn: ConnectionFields) -> DriverOptions:
+        return postgres_options(conn.conn_id, conn.extra)
+
+    def jdbc_properties(self, conn: ConnectionFields) -> dict[str, str]:
+        # The name tells a DBA (pg_stat_activity, connection logs) which sessions are Spark's; from
+        # version 10 on pgjdbc sends it (and the options) in the startup packet instead of SETs.
+        own = {"reWriteBatchedInserts": "true", "ApplicationName": "snaprepl spark", "assumeMinServerVersion": "10"}
+        return {**own, **super().jdbc_properties(conn)}
 
     def fold_unquoted(self, text: str) -> str:
         return super().fold_unquoted(text).lower()

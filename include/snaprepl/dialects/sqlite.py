@@ -51,7 +51,7 @@ class SqliteDialect(SqliteRowReplacement, Dialect):
     def jdbc_url(self, conn: ConnectionFields) -> str:
         return f"jdbc:sqlite:{conn.database_path}"
 
-    def jdbc_properties(self) -> dict[str, str]:
+    def jdbc_properties(self, conn: ConnectionFields) -> dict[str, str]:
         # Timestamps as ISO text with microseconds (sqlite-jdbc's default is epoch milliseconds).
         return {"date_class": "TEXT", "date_string_format": "yyyy-MM-dd HH:mm:ss.SSSSSS"}
 

@@ -191,12 +191,14 @@ class SparkJdbc:
 
 
 def _psycopg2_kwargs(conn: ConnectionInfo) -> dict[str, Any]:
+    url = conn.sqlalchemy_url()  # validated host, and the connection's TLS options
     return {
-        "host": conn.host or "127.0.0.1",
-        "port": conn.port or 5432,
-        "dbname": conn.schema,
-        "user": conn.login,
-        "password": conn.password,
+        "host": url.host,
+        "port": url.port or 5432,
+        "dbname": url.database,
+        "user": url.username,
+        "password": url.password,
+        **conn.dialect.driver_options(conn).psycopg2,
     }
 
 

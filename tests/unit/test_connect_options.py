@@ -1,0 +1,88 @@
+"""What connection fields and extras become for each driver (snaprepl.dialects.connect): JDBC URLs
+are built from validated, encoded parts, and driver options come only from the allow-list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from snaprepl.connections import ConnectionInfo
+from snaprepl.errors import UnsupportedConnection
+
+
+def conn(conn_type: str, **fields: Any) -> ConnectionInfo:
+    values: dict[str, Any] = {"host": "db.example.com", "port": None, "login": "u", "password": "pw", "schema": "app"}
+    return ConnectionInfo(conn_id="c", conn_type=conn_type, **{**values, **fields})
+
+
+def test_postgres_tls_extras_reach_libpq_jdbc_and_copy(tmp_path) -> None:
+    from snaprepl.spark.io import _psycopg2_kwargs
+
+    key = tmp_path / "client.pk8"
+    key.write_bytes(b"\x30\x82binary")
+    extra = {"sslmode": "verify-full", "sslrootcert": "/ca.pem", "sslcert": "/c.pem", "sslkey": str(key)}
+    info = conn("postgres", extra={**extra, "charset": "LATIN1", "cursor": "dictcursor", "qualifier": "X"})
+    url = info.sqlalchemy_url()
+    assert dict(url.query) == {**extra, "client_encoding": "LATIN1"}
+    props = info.jdbc_properties()
+    assert {k: props[k] for k in ("ssl", "sslmode", "sslrootcert", "sslcert", "sslkey")} == {"ssl": "true", **extra}
+    assert "cursor" not in props and "qualifier" not in props and "client_encoding" not in props
+    assert info.jdbc_url() == "jdbc:postgresql://db.example.com:5432/app"
+    kwargs = _psycopg2_kwargs(info)
+    assert kwargs["sslmode"] == "verify-full" and kwargs["sslrootcert"] == "/ca.pem" and kwargs["host"] == url.host
+
+
+def test_pgjdbc_gets_a_der_key_and_a_pem_key_is_a_clear_error(tmp_path) -> None:
+    pem = tmp_path / "client.key"
+    pem.write_text("-----BEGIN PRIVATE KEY-----\nMII...\n")
+    info = conn("postgres", extra={"sslmode": "require", "sslkey": str(pem)})
+    assert info.sqlalchemy_url().query["sslkey"] == str(pem), "libpq reads PEM"
+    with pytest.raises(UnsupportedConnection, match="openssl pkcs8 -topk8") as failure:
+        info.jdbc_properties()
+    assert "jdbc_sslkey" in str(failure.value)
+    der = conn("postgres", extra={"sslmode": "require", "sslkey": str(pem), "jdbc_sslkey": "/k.pk8"})
+    assert der.jdbc_properties()["sslkey"] == "/k.pk8"
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ({"sslmode": "verify_full"}, "verify-full"),
+        ({"ssl_mode": "verify-full"}, "not a TLS setting snaprepl knows"),
+        ({"SSLROOTCERT": "/ca.pem"}, "not a TLS setting snaprepl knows"),
+        ({"charset": "utf8; options=-c"}, "invalid extra charset"),
+    ],
+)
+def test_bad_or_misspelt_tls_extras_are_errors_not_silently_clear_text(extra: dict[str, str], needle: str) -> None:
+    with pytest.raises(UnsupportedConnection, match=needle):
+        conn("postgres", extra=extra).sqlalchemy_url()
+
+
+def test_mariadb_ssl_extras_in_the_mysql_providers_form() -> None:
+    info = conn("mysql", extra={"ssl": {"ca": "/ca.pem"}, "charset": "utf8mb4"})
+    assert dict(info.sqlalchemy_url().query) == {
+        "charset": "utf8mb4",
+        "ssl_ca": "/ca.pem",
+        "ssl_check_hostname": "true",
+    }
+    props = info.jdbc_properties()
+    assert props["useSsl"] == "true" and props["serverSslCert"] == "/ca.pem"
+    assert "disableSslHostnameVerification" not in props
+    ca_only = conn("mysql", extra={"ssl": '{"ca": "/ca.pem"}', "ssl_mode": "VERIFY_CA"}).jdbc_properties()
+    assert ca_only["disableSslHostnameVerification"] == "true"
+    required = conn("mysql", extra={"ssl_mode": "REQUIRED"})
+    assert required.jdbc_properties()["trustServerCertificate"] == "true"
+    assert required.sqlalchemy_url().query["ssl_check_hostname"] == "false"
+    with pytest.raises(UnsupportedConnection, match="no CA certificate"):
+        conn("mysql", extra={"ssl_mode": "VERIFY_IDENTITY"}).sqlalchemy_url()
+    with pytest.raises(UnsupportedConnection, match="key store"):
+        conn("mysql", extra={"ssl": {"ca": "/ca", "cert": "/c", "key": "/k"}}).jdbc_properties()
+    assert conn("mysql").sqlalchemy_url().query == {"charset": "utf8mb4"}, "no TLS options unless asked for"
+
+
+def test_unknown_extras_are_not_passed_to_drivers() -> None:
+    info = conn("postgres", extra={"options": "-c search_path=evil", "keepalives": 1, "cursor": "dictcursor"})
+    props, query = info.jdbc_properties(), info.sqlalchemy_url().query
+    for key in ("options", "keepalives", "cursor"):
+        assert key not in props and key not in query
