@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from snaprepl import api
-from snaprepl.errors import RefreshFailed
+from snaprepl.errors import CompleteRefreshRequired, RefreshFailed
 from tests.support.databases import RealDatabase
 
 pytestmark = pytest.mark.spark
@@ -73,3 +73,39 @@ def _tables_sql(db: RealDatabase) -> str:
     if db.dialect == "postgres":
         return "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
     return "SHOW TABLES"
+
+
+def test_a_complete_refresh_clears_what_a_forced_purge_left(
+    pg_db, catalog, settings, refresher, unique_name, monkeypatch
+) -> None:
+    """Issue 14.11: a forced purge with both offsets at 0 (refreshes keep the default 15-minute
+    tolerance) marked the snapshot; after a complete refresh an incremental one must work again."""
+    src, dst = f"{unique_name}_s", f"{unique_name}@{pg_db.conn_id}"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v int)", f"INSERT INTO {src} VALUES (1, 1), (2, 2)")
+    kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
+    api.repl_create_snapshot_log(f"{src}@{pg_db.conn_id}", catalog=catalog)
+    api.repl_create_inc_snapshot(None, f"{src}@{pg_db.conn_id}", None, dst, **kw)
+    pg_db.run(f"INSERT INTO {src} VALUES (3, 3)")
+    api.repl_refresh_inc_snapshot(dst, **kw)
+
+    monkeypatch.setenv("AIRFLOW__SNAPREPL__SNP_REPL_PURGE_OFFSET", "0")
+    monkeypatch.setenv("AIRFLOW__SNAPREPL__SNP_REPL_TOLERANCE_OFFSET", "0")
+    from snaprepl.settings import Settings
+
+    eager = Settings.load()
+    assert (eager.snp_repl_purge_offset, eager.snp_repl_tolerance_offset) == (0, 0)
+    assert settings.snp_repl_tolerance_offset == 15
+    forced = api.repl_purge_snapshot_log(f"{src}@{pg_db.conn_id}", 1, catalog=catalog, settings=eager)
+    assert forced.stale == [f"public.{unique_name}@{pg_db.conn_id}"]
+    with pytest.raises(CompleteRefreshRequired):
+        api.repl_refresh_inc_snapshot(dst, **kw)
+
+    api.repl_refresh_noninc_snapshot(dst, **kw)
+    assert catalog.snapshot(f"public.{unique_name}@{pg_db.conn_id}").sn_needs_complete is None
+    pg_db.run(
+        f"INSERT INTO {src} VALUES (4, 4)", f"DELETE FROM {src} WHERE id = 1", f"UPDATE {src} SET v = 20 WHERE id = 2"
+    )
+    outcome = api.repl_refresh_inc_snapshot(dst, **kw)
+    assert (outcome.rows_upserted, outcome.rows_deleted) == (2, 1)
+    assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(2, 20), (3, 3), (4, 4)]
+    assert api.repl_refresh_inc_snapshot(dst, **kw).rows_upserted == 0

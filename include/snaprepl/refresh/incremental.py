@@ -1,6 +1,7 @@
 """Incremental refresh (SEMANTICS section 4).
 
-1. start = SN_LAST_TS - tolerance; refuse ("complete refresh required") if the log was purged past it.
+1. start = SN_LAST_TS - tolerance; refuse ("complete refresh required") if the log was purged past it
+   and past the high-water mark of the last complete refresh (SN_COMPLETE_TS).
 2. One query, run by the source database: the log entries since ``start`` LEFT JOINed with the
    snapshot's query restricted to their keys, so only changed rows travel, current as of now.
 3. Drop entries the replay log says were applied; number commit batches along SNAPTIME groups.
@@ -51,7 +52,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         )
     minutes = snapshot.sn_tolerance_min if snapshot.sn_tolerance_min is not None else request.tolerance_minutes
     start = snapshot.sn_last_ts - timedelta(minutes=minutes)
-    if log.snl_purged_before is not None and start < log.snl_purged_before:
+    if _purged_past(log.snl_purged_before, start, snapshot.sn_complete_ts):
         raise _complete_required(
             name,
             f"its log was purged up to {log.snl_purged_before:%Y-%m-%d %H:%M:%S} but it needs entries from "
@@ -151,6 +152,14 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         last_ts=last_ts or snapshot.sn_last_ts,
         duration_s=time.monotonic() - started,
     )
+
+
+def _purged_past(purged_before: datetime | None, start: datetime, complete_ts: datetime | None) -> bool:
+    """Whether the log may have lost entries the refresh needs: it was purged past ``start``, and past
+    the mark the last complete copy started from (entries purged before that mark are in the copy)."""
+    if purged_before is None or start >= purged_before:
+        return False
+    return complete_ts is None or complete_ts < purged_before
 
 
 def _entries_to_apply(ends: Endpoints, log: LogRecord, start: datetime, replayed: set[str]) -> bool:
