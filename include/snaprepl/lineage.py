@@ -154,3 +154,13 @@ def refuse_own_source(catalog: Catalog, dest: ResolvedTable, sources: list[Place
                 f"snapshot{'s' if len(path) > 1 else ''} {' -> '.join(path)}",
                 "choose another destination; snapshots may not form a cycle",
             )
+
+
+def readers_of(catalog: Catalog, place: Place, *, besides: str | None = None) -> list[str]:
+    """Names of the snapshots (other than ``besides``) whose query reads the table at ``place``."""
+    places = _Places()
+    return [
+        record.sn_name
+        for record, sources in _edges(catalog, places)
+        if record.sn_name != besides and any(places.same(place, s) for s in sources)
+    ]

@@ -10,9 +10,15 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from snaprepl.catalog.store import Catalog, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.dialects import TableInfo
-from snaprepl.errors import InvalidArgument
+from snaprepl.errors import InvalidArgument, SnapshotBusy, SnapshotLogInUse
+from snaprepl.lineage import Place, readers_of
 from snaprepl.names import ResolvedTable
 
 EXISTING_CLAUSE = "USING EXISTING TABLE"
@@ -48,3 +54,52 @@ def _has_rows(database: Database, table: ResolvedTable) -> bool:
     with database.session() as session:
         rows = session.query(f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {name}) THEN 1 ELSE 0 END")
     return bool(rows and rows[0][0])
+
+
+def check_drop_with_delete(catalog: Catalog, record: SnapshotRecord) -> None:
+    """Refuse ``DROP SNAPSHOT ... WITH DELETE`` while the destination table is read by other snapshots,
+    carries a snapshot log, or is published: dropping it would leave them without their table.
+
+    :raises SnapshotLogInUse: naming what depends on the table.
+    """
+    place = Place(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table)
+    readers = readers_of(catalog, place, besides=record.sn_name)
+    log = catalog.log(record.sn_name)
+    if readers:
+        raise SnapshotLogInUse(
+            f"the table of snapshot {record.sn_name} feeds snapshot{'s' if len(readers) > 1 else ''} "
+            f"{', '.join(readers)}; WITH DELETE would leave them without a source",
+            "drop those snapshots first, or drop this one without WITH DELETE to keep its table",
+        )
+    if catalog.publication(record.sn_name) is not None:
+        raise SnapshotLogInUse(
+            f"the table of snapshot {record.sn_name} is published for bi-directional replication",
+            f"drop the publication first (REPL_DROP_SNAPSHOT_PUB('{record.sn_name}', 2)), or drop without WITH DELETE",
+        )
+    if log is not None:
+        raise SnapshotLogInUse(
+            f"the table of snapshot {record.sn_name} carries snapshot log {log.snl_rlog}",
+            f"drop the log first (DROP SNAPSHOT LOG FOR {record.sn_name}), or drop without WITH DELETE",
+        )
+
+
+@contextmanager
+def holding_run_lease(catalog: Catalog, record: SnapshotRecord) -> Iterator[None]:
+    """Hold the snapshot's run lease (the one every refresh takes) while it is dropped: a live run
+    makes the drop fail as busy, and no refresh starts half way through the drop.
+
+    :raises SnapshotBusy: naming the run that holds the lease.
+    """
+    from snaprepl.refresh.lock import RunLock, snapshot_lock_name
+
+    lock = RunLock(
+        catalog, snapshot_lock_name(record.sn_name), f"drop-{uuid.uuid4().hex}", what=f"snapshot {record.sn_name}"
+    )
+    try:
+        lock.acquire()
+    except SnapshotBusy as err:
+        raise SnapshotBusy(f"cannot drop: {err.message}", "wait for that run to end, then drop the snapshot") from None
+    try:
+        yield
+    finally:
+        lock.release()

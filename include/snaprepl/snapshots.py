@@ -34,7 +34,7 @@ from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
-from snaprepl.snapshot_guards import check_existing_destination
+from snaprepl.snapshot_guards import check_drop_with_delete, check_existing_destination, holding_run_lease
 from snaprepl.snapshot_logs import executable_database
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
@@ -454,12 +454,14 @@ def update_snapshot(
 def drop_snapshot(name: TableRef, *, with_delete: bool = False, catalog: Catalog) -> DroppedSnapshot:
     """``DROP SNAPSHOT name [WITH DELETE]``: unregister; WITH DELETE also drops the destination table."""
     record = find_snapshot(catalog, name)
-    catalog.delete_snapshot(record.sn_name)
-    if not with_delete:
-        return DroppedSnapshot(record.sn_name, False)
-    database = executable_database(record.sn_dest_conn)
-    _drop_table(database, ResolvedTable(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table))
-    return DroppedSnapshot(record.sn_name, True)
+    if with_delete:
+        check_drop_with_delete(catalog, record)
+    with holding_run_lease(catalog, record):  # "busy" while a live run refreshes it
+        catalog.delete_snapshot(record.sn_name)
+        if with_delete:
+            table = ResolvedTable(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table)
+            _drop_table(executable_database(record.sn_dest_conn), table)
+    return DroppedSnapshot(record.sn_name, with_delete)
 
 
 def set_schedule(name: TableRef, schedule: str | None, *, catalog: Catalog) -> ScheduledSnapshot:

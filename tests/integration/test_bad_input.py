@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import inspect
 import io
-import os
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -69,7 +69,10 @@ def world(pg_db, mysql_db, sqlite_db, catalog, settings, refresher) -> World:
     kwargs = {"catalog": catalog, "settings": settings, "refresher": refresher}
     api.repl_create_snapshot_log(f"{src}@{pg.conn_id}", catalog=catalog)
     api.repl_create_inc_snapshot(None, f"{src}@{pg.conn_id}", None, f"{snap}@{my.conn_id}", **kwargs)
-    api.repl_create_snapshot(f"SELECT id, v FROM {src}@{pg.conn_id}", f"{noninc}@{sqlite_db.conn_id}", **kwargs)
+    # A chain: src (PostgreSQL) -> snap (MariaDB) -> noninc (SQLite), logs on snap and on noninc.
+    api.repl_create_snapshot(f"SELECT id, v FROM {snap}@{my.conn_id}", f"{noninc}@{sqlite_db.conn_id}", **kwargs)
+    api.repl_create_snapshot_log(f"{snap}@{my.conn_id}", catalog=catalog)
+    api.repl_create_snapshot_log(f"{noninc}@{sqlite_db.conn_id}", catalog=catalog)
     names = {
         "tag": tag,
         "TAG": tag.upper(),
@@ -80,6 +83,7 @@ def world(pg_db, mysql_db, sqlite_db, catalog, settings, refresher) -> World:
         "src": f"{src}@{pg.conn_id}",
         "snap": f"{snap}@{my.conn_id}",
         "noninc": f"{noninc}@{sqlite_db.conn_id}",
+        "snap_key": next(r.sn_name for r in catalog.snapshots() if r.sn_dest_table == snap),
     }
     return World((pg_db, mysql_db, sqlite_db), tag, names, {"catalog": catalog, "settings": settings})
 
@@ -205,6 +209,14 @@ ROWS: list[Row] = [
         "CREATE NONINCREMENTAL SNAPSHOT {tag}_src@{pg} AS 'SELECT * FROM {tag}_snap@{my}' USING EXISTING TABLE",
         "which it feeds through snapshot",
     ),
+    # issue 14.3: WITH DELETE keeps a table others read
+    ("drop-delete-feeds", "sql", "DROP SNAPSHOT {snap} WITH DELETE", "feeds snapshot"),
+    ("fn-drop-delete-feeds", "sql", "repl_drop_snapshot('{snap}', 1)", "WITH DELETE would leave them without a source"),
+    ("drop-delete-has-log", "sql", "DROP SNAPSHOT {noninc} WITH DELETE", "carries snapshot log"),
+    ("api-drop-delete-has-log", "api", ("repl_drop_snapshot", "{noninc}", True), "carries snapshot log"),
+    # issue 14.4: no drop while a refresh runs
+    ("drop-while-refreshing", "busy", "DROP SNAPSHOT {snap}", "cannot drop: snapshot {snap_key} is busy with run"),
+    ("fn-drop-while-refreshing", "busy", "repl_drop_snapshot('{snap}', 0)", "run-in-progress-42"),
 ]
 
 
@@ -240,6 +252,12 @@ def run_row(world: World, how: str, what: Any) -> tuple[int, str, str]:
         return _cli("ddl", "log", "--dialect", what[0], "--table", "t", *[x for k in what[1:] for x in ("--key", k)])
     if how == "api":
         return _api(world, what)
+    if how == "busy":  # while a live run holds the snapshot's lease, as a running refresh does
+        from snaprepl.refresh.lock import RunLock, snapshot_lock_name
+
+        lease = snapshot_lock_name(world.names["snap_key"])
+        with RunLock(world.kwargs["catalog"], lease, "run-in-progress-42", what="test"):
+            return _cli("sql", _fill(what, world.names))
     return _subprocess(world, what)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from snaprepl.catalog.store import Catalog, utcnow
 from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
+from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.failures import root_cause
@@ -30,6 +31,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
         catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
         ends = Endpoints.of(snapshot)
         try:
+            check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
             if kind == INCREMENTAL:
                 try:
                     outcome = refresh_incremental(spark, catalog, request, ends)
