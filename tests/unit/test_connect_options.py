@@ -86,3 +86,36 @@ def test_unknown_extras_are_not_passed_to_drivers() -> None:
     props, query = info.jdbc_properties(), info.sqlalchemy_url().query
     for key in ("options", "keepalives", "cursor"):
         assert key not in props and key not in query
+
+
+ISSUE_EXAMPLE = "rel_x?options=-csearch_path%3Devil&x="
+
+
+@pytest.mark.parametrize("conn_type", ["postgres", "mysql"])
+def test_a_database_field_with_url_syntax_is_refused_not_interpolated(conn_type: str) -> None:
+    info = conn(conn_type, schema=ISSUE_EXAMPLE)
+    for build in (info.jdbc_url, info.sqlalchemy_url):
+        with pytest.raises(UnsupportedConnection, match="contains URL syntax"):
+            build()
+
+
+@pytest.mark.parametrize("host", ["db?ssl=false", "db&x=1", "db/evil", "db:5432", "db#x", "a b", "db..x", ""])
+def test_a_host_field_with_url_syntax_is_refused(host: str) -> None:
+    info = conn("postgres", host=host)
+    if not host:
+        assert info.jdbc_url() == "jdbc:postgresql://127.0.0.1:5432/app", "no host: the local server"
+        return
+    with pytest.raises(UnsupportedConnection, match="not a host name or IP address"):
+        info.jdbc_url()
+
+
+def test_jdbc_urls_are_encoded_and_carry_no_parameters() -> None:
+    assert conn("postgres", host="::1", schema="dätä").jdbc_url() == "jdbc:postgresql://[::1]:5432/d%C3%A4t%C3%A4"
+    assert conn("mysql", host="10.0.0.7", port=3307).jdbc_url() == "jdbc:mysql://10.0.0.7:3307/app"
+    assert conn("postgres", host="db-1.example.com", port=6543).jdbc_url() == (
+        "jdbc:postgresql://db-1.example.com:6543/app"
+    )
+    props = conn("mysql").jdbc_properties()
+    assert props["sessionVariables"] == "time_zone='+00:00'" and props["rewriteBatchedStatements"] == "true"
+    with pytest.raises(UnsupportedConnection, match="not a TCP port"):
+        conn("postgres", port=70000).jdbc_url()

@@ -19,7 +19,7 @@ from sqlalchemy.engine import URL
 from sqlglot import exp
 
 from snaprepl.dialects import types as type_mapping
-from snaprepl.dialects.connect import DriverOptions, checked_host
+from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
 from snaprepl.dialects.replace import RowReplacement
 from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
@@ -242,7 +242,7 @@ class Dialect(RowReplacement, ABC):
             password=conn.password,
             host=checked_host(conn.conn_id, conn.host).strip("[]"),
             port=conn.port,
-            database=conn.schema,
+            database=conn.schema if checked_database(conn.conn_id, conn.schema) else None,
             query=self.driver_options(conn).query,
         )
 
