@@ -7,21 +7,44 @@ script is printed in the form that database's own client accepts, to be run by h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from snaprepl.dialects import Column, TableInfo, get_dialect
 from snaprepl.dialects.base import BIDIR
+from snaprepl.dialects.types import to_generic
 from snaprepl.errors import InvalidArgument
 from snaprepl.names import ResolvedTable
 from snaprepl.statements.parser import parse_table_ref
 
+# One column type: words, each optionally with a parenthesized list of numbers or words
+# (``numeric(12, 4)``, ``VARCHAR2(10 CHAR)``, ``DATETIME YEAR TO FRACTION(5)``, ``timestamp(6) with time zone``).
+_WORD = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARGS = r"\(\s*[A-Za-z0-9_]+(?:\s+[A-Za-z]+)?(?:\s*,\s*[A-Za-z0-9_]+)*\s*\)"
+_TYPE_RE = re.compile(rf"^{_WORD}\s*(?:{_ARGS})?(?:\s+{_WORD}\s*(?:{_ARGS})?)*$")
+# Words of a column definition that are not part of its type.
+_NOT_TYPE_WORDS = {
+    "NOT", "NULL", "DEFAULT", "PRIMARY", "KEY", "REFERENCES", "CHECK", "CONSTRAINT", "UNIQUE",
+    "GENERATED", "AS", "IDENTITY", "AUTO_INCREMENT", "AUTOINCREMENT", "ON", "COMMENT",
+}  # fmt: skip
 
-def _key_column(spec: str) -> tuple[str, str]:
+
+def _key_column(spec: str, dialect_name: str) -> tuple[str, str]:
     parts = spec.strip().split(None, 1)
     if len(parts) != 2:
         raise InvalidArgument(f"key column {spec!r} needs a name and a type", "write it as 'COLUMN TYPE'")
-    return parts[0], parts[1]
+    name, type_sql = parts[0], parts[1].strip()
+    words = {w.upper() for w in re.findall(_WORD, type_sql)}
+    if not _TYPE_RE.match(type_sql) or words & _NOT_TYPE_WORDS:
+        raise InvalidArgument(
+            f"key column {name}: {type_sql!r} is not a single column type", "write one type, e.g. 'id NUMBER(10)'"
+        )
+    try:
+        to_generic(type_sql, dialect_name)
+    except InvalidArgument as err:
+        raise InvalidArgument(f"key column {name}: {err.message}", err.hint) from None
+    return name, type_sql
 
 
 def snapshot_log_ddl(dialect_name: str, table: str, keys: Sequence[str], *, drop: bool = False) -> str:
@@ -42,7 +65,7 @@ def _table_info(dialect_name: str, table: str, keys: Sequence[str]) -> tuple[Any
     resolved = ResolvedTable(conn_id="-", schema=schema, table=dialect.fold(ref.table))
     columns = []
     for position, spec in enumerate(keys, start=1):
-        name, type_sql = _key_column(spec)
+        name, type_sql = _key_column(spec, dialect.name)
         columns.append(Column(dialect.fold(parse_table_ref(name).table), type_sql, False, position))
     return dialect, TableInfo(resolved, tuple(columns))
 

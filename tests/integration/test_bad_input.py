@@ -217,6 +217,11 @@ ROWS: list[Row] = [
     # issue 14.4: no drop while a refresh runs
     ("drop-while-refreshing", "busy", "DROP SNAPSHOT {snap}", "cannot drop: snapshot {snap_key} is busy with run"),
     ("fn-drop-while-refreshing", "busy", "repl_drop_snapshot('{snap}', 0)", "run-in-progress-42"),
+    # issue 14.8: `snaprepl ddl --key` takes one column type
+    ("ddl-key-injection", "ddl", ("oracle", "id NUMBER); DROP TABLE victim; --"), "is not a single column type"),
+    ("ddl-key-default", "ddl", ("postgres", "id int DEFAULT 1"), "is not a single column type"),
+    ("ddl-key-unknown-type", "ddl", ("mysql", "id no_such_type"), "key column id: column type 'no_such_type'"),
+    ("ddl-key-no-type", "ddl", ("postgres", "id"), "needs a name and a type"),
 ]
 
 
