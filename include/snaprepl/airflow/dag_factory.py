@@ -4,10 +4,11 @@
 the ``snaprepl_catalog`` connection, since DAG parsing cannot see the metadata database); a failure
 to read it raises, so it shows as an import error instead of the DAGs silently vanishing.
 
-Each record becomes its DAG in its own ``try``: a record that cannot is logged and reported as an
-import error of the DAG file naming it (by a placeholder DAG that fails Airflow's validation), while
-every other DAG still loads; ``[snaprepl] strict_dags`` makes it fail the whole file instead. A task
-process parses only its own DAG (``get_parsing_context()``).
+Each record becomes its DAG in its own ``try``: a record that cannot is logged and left out, while
+every other DAG still loads, and ``dags/snaprepl_catalog_check.py`` reports it as an import error
+naming it (Airflow marks every DAG of a file with an import error stale, so it must be another
+file); ``[snaprepl] strict_dags`` makes this file fail instead. A task process parses only its own
+DAG (``get_parsing_context()``).
 """
 
 from __future__ import annotations
@@ -41,8 +42,6 @@ TAG = "snaprepl"
 DEFAULT_ARGS = {"owner": "snaprepl", "retries": 2, "retry_delay": timedelta(minutes=1)}
 #: DAGs start on this date: with catchup off it only bounds backfills.
 START = datetime(2024, 1, 1, tzinfo=UTC)
-#: The placeholder that reports catalog records which could not become DAGs.
-BROKEN_DAG = "snaprepl_unbuildable_records"
 MODE_LABELS = {
     INCREMENTAL: "incremental: apply the changes in the snapshot log",
     NONINCREMENTAL: "nonincremental: replace the destination with the query's result",
@@ -281,14 +280,6 @@ def update_replay_log_purge_dag(settings: Settings) -> DAG:
     return dag
 
 
-class UnbuildableRecords(DAG):
-    """Placeholder for catalog records that could not become DAGs: Airflow's validation of it fails
-    with a message naming each, which Airflow shows as an import error of the DAG file."""
-
-    def validate(self) -> None:
-        raise SnapreplError(self.description or "catalog records could not become DAGs")
-
-
 def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
     """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
     for record in catalog.snapshots():
@@ -310,7 +301,17 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
 
 def build_dags(catalog: Catalog | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Every snaprepl DAG, by DAG id, from the catalog's current content (only the DAG a task
-    process is parsing for, when it is one)."""
+    process is parsing for, when it is one). Records that cannot become DAGs are left out."""
+    return _build(catalog, settings)[0]
+
+
+def unbuildable_records(catalog: Catalog | None = None, settings: Settings | None = None) -> list[str]:
+    """Each catalog record that cannot become a DAG, with why (``dags/snaprepl_catalog_check.py``
+    raises them as an import error of its own: one in ``snaprepl_dags.py`` would hide every DAG of it)."""
+    return _build(catalog, settings)[1]
+
+
+def _build(catalog: Catalog | None, settings: Settings | None) -> tuple[dict[str, Any], list[str]]:
     settings = settings or Settings.load()
     catalog = catalog or Catalog.open(settings)
     only = get_parsing_context().dag_id
@@ -333,11 +334,4 @@ def build_dags(catalog: Catalog | None = None, settings: Settings | None = None)
             continue
         if dag is not None:
             dags[dag.dag_id] = dag
-    if broken and only is None:
-        dags[BROKEN_DAG] = UnbuildableRecords(
-            dag_id=BROKEN_DAG,
-            schedule=None,
-            auto_register=False,
-            description=f"{len(broken)} snaprepl catalog record(s) could not become DAGs: " + "; ".join(broken),
-        )
-    return dags
+    return dags, broken
