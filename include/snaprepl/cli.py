@@ -114,8 +114,14 @@ def _read_statements(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         from snaprepl.statements.executor import run_script
+        from snaprepl.statements.parser import parse_script
 
-        for result in run_script(_read_statements(args)):
+        text = _read_statements(args)
+        if not parse_script(text):
+            raise SnapreplError(
+                "nothing to run: no statement was given", "write statements, e.g. `snaprepl sql --help`"
+            )
+        for result in run_script(text):
             if result is not None:
                 print(result)
         return 0

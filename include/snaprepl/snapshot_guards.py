@@ -38,6 +38,7 @@ def check_existing_destination(
                 f"{EXISTING_CLAUSE} was given but destination {resolved} does not exist",
                 f"create the table first, or leave out {EXISTING_CLAUSE} to have it created",
             )
+        _check_creatable(database, resolved)
         return
     if use_existing or not _has_rows(database, existing.table):
         return
@@ -46,6 +47,25 @@ def check_existing_destination(
         "refresh would replace",
         f"add {EXISTING_CLAUSE} (or ON PREBUILT TABLE) to fill it anyway, deleting every row the query does "
         "not return, or choose another destination",
+    )
+
+
+def _check_creatable(database: Database, resolved: ResolvedTable) -> None:
+    """Refuse a destination to create in a missing schema, or whose name a view (or other relation) holds."""
+    dialect = database.dialect
+    with database.session() as session:
+        if not dialect.schema_exists(session, resolved.schema):
+            raise InvalidArgument(
+                f"schema {resolved.schema} of destination {resolved} does not exist",
+                "create the schema first, or choose another destination",
+            )
+    try:
+        with database.session() as session:
+            session.query(f"SELECT * FROM {dialect.qualified(resolved.schema, resolved.table)} WHERE 1 = 0")
+    except Exception:
+        return  # nothing answers to that name: the table can be created
+    raise InvalidArgument(
+        f"destination {resolved} exists but is not a table (a view?)", "a snapshot writes into a table; choose another"
     )
 
 

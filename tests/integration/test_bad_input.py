@@ -58,6 +58,7 @@ def world(pg_db, mysql_db, sqlite_db, catalog, settings, refresher) -> World:
         f"CREATE TABLE {tag}_full (id int PRIMARY KEY, v varchar(20))",
         f"INSERT INTO {tag}_full VALUES (999999, 'IMPORTANT')",
         f"CREATE TABLE {tag}_nokey (id int, v int)",
+        f"CREATE VIEW {tag}_view AS SELECT * FROM {src}",
     )
     my.run(
         f"CREATE TABLE {tag}_full (id int PRIMARY KEY, v varchar(20))",
@@ -222,6 +223,43 @@ ROWS: list[Row] = [
     ("ddl-key-default", "ddl", ("postgres", "id int DEFAULT 1"), "is not a single column type"),
     ("ddl-key-unknown-type", "ddl", ("mysql", "id no_such_type"), "key column id: column type 'no_such_type'"),
     ("ddl-key-no-type", "ddl", ("postgres", "id"), "needs a name and a type"),
+    # issue 14.9: one clear line instead of a traceback or "unexpected ..."
+    (
+        "fn-inc-number-columns",
+        "sql",
+        "repl_create_inc_snapshot(1, '{src}', NULL, '{tag}_new@{my}')",
+        "argument source_column_list must be a string or NULL, got int 1",
+    ),
+    (
+        "fn-inc-number-condition",
+        "sql",
+        "repl_create_inc_snapshot(NULL, '{src}', 5, '{tag}_new@{my}')",
+        "argument condition must be a string or NULL",
+    ),
+    (
+        "dest-is-a-view",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_view@{pg} AS 'SELECT id, v FROM {tag}_src@{pg}'",
+        "is not a table",
+    ),
+    ("dest-schema-missing", "sql", "CREATE SNAPSHOT no_such_schema.{tag}_x@{pg} FROM {src}", "schema no_such_schema"),
+    ("deep-nesting", "sql", "repl_purge_rplogs(" * 3000 + ")" * 3000, "nested more than 32 deep"),
+    ("sql-empty", "sql", "", "nothing to run"),
+    ("sql-semicolons", "sql", ";;;", "nothing to run"),
+    ("sql-only-comments", "sql", "-- nothing here\n/* nor here */", "nothing to run"),
+    ("api-none", "api", ("repl_create_snapshot_log", None), "argument source_table must be a string, got None"),
+    ("api-bytes", "api", ("repl_drop_snapshot", b"x@y"), "must be a string, got bytes b'x@y'"),
+    ("api-list", "api", ("repl_refresh_inc_snapshot", ["{snap}"]), "got list"),
+    ("api-int", "api", ("repl_drop_snapshot_log", 7), "got int 7"),
+    ("api-too-many", "api", ("repl_drop_snapshot_log", "{src}", 1), "repl_drop_snapshot_log(source_table) got 2"),
+    (
+        "inner-call-checked-first",
+        "sql",
+        "repl_create_snapshot_log(repl_purge_rplogs())",
+        "argument source_table cannot be the result of repl_purge_rplogs()",
+    ),
+    ("cli-empty", "cli", ("sql", ""), "nothing to run"),
+    ("cli-semicolons", "cli", ("sql", ";;;"), "nothing to run"),
 ]
 
 

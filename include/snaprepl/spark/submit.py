@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
-import tempfile
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +21,12 @@ from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_conne
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError
 from snaprepl.jars import jdbc_jars
 from snaprepl.settings import Settings
+from snaprepl.spark import lifeline, rundir
 from snaprepl.spark.entrypoint import RESULT_FILE_ENV
 from snaprepl.spark.session import SPARK_CONF
 
 PACKAGE_DIR = Path(snaprepl.__file__).resolve().parent
 _REPO_JOBS = PACKAGE_DIR.parents[1] / "spark_jobs"
-STALE_FILE_SECONDS = 24 * 3600
 
 
 def job_application(name: str, module_file: Path) -> str:
@@ -48,17 +45,8 @@ def job_python_path() -> str:
 
 
 def private_dir() -> Path:
-    """A directory only this user can enter, for connection and result files."""
-    path = Path(tempfile.gettempdir()) / f"snaprepl-{os.getuid()}"
-    path.mkdir(mode=0o700, exist_ok=True)
-    info = path.stat()
-    if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
-        raise SnapreplError(f"{path} is not private to this user", "remove it; snaprepl recreates it")
-    now = time.time()
-    for old in path.iterdir():  # files of jobs killed before they could clean up
-        if now - old.stat().st_mtime > STALE_FILE_SECONDS:
-            old.unlink(missing_ok=True)
-    return path
+    """The directory only this user can enter that holds the runs' directories (see :mod:`.rundir`)."""
+    return rundir.private_parent()
 
 
 def ensure_spark_connection(settings: Settings) -> str:
@@ -101,6 +89,7 @@ class Submission:
     connections_file: Path
     result_file: Path
     extra: dict[str, Any] = field(default_factory=dict)
+    run_dir: Path | None = None
 
     def hook_kwargs(self) -> dict[str, Any]:
         return {
@@ -124,6 +113,8 @@ class Submission:
     def cleanup(self) -> None:
         self.connections_file.unlink(missing_ok=True)
         self.result_file.unlink(missing_ok=True)
+        if self.run_dir is not None:
+            rundir.remove_run_dir(self.run_dir)
 
 
 def prepare(
@@ -136,10 +127,15 @@ def prepare(
     run_id: str,
     name: str,
 ) -> Submission:
-    """Write the connections file and assemble the spark-submit of ``job``."""
-    directory = private_dir()
+    """Write the connections file (in a new directory of this run) and assemble the spark-submit of
+    ``job``. The caller calls :meth:`Submission.cleanup` when the job has ended."""
+    directory = rundir.new_run_dir()
     unique = {c.conn_id: c for c in connections}
-    connections_file = write_connections_file(unique.values(), str(directory))
+    try:
+        connections_file = write_connections_file(unique.values(), str(directory))
+    except BaseException:
+        rundir.remove_run_dir(directory)
+        raise
     result_file = directory / f"result-{run_id}.json"
     jars = [str(j) for j in jdbc_jars()]
     env = {
@@ -149,6 +145,8 @@ def prepare(
         CONNECTIONS_FILE_ENV: str(connections_file),
         RESULT_FILE_ENV: str(result_file),
         "PYTHONPATH": job_python_path(),
+        lifeline.SUBMITTER_ENV: lifeline.submitter_token(),
+        lifeline.RUN_ID_ENV: run_id,
     }
     return Submission(
         application=job_application(job, module_file),
@@ -163,10 +161,13 @@ def prepare(
         driver_memory=settings.spark_driver_memory,
         connections_file=connections_file,
         result_file=result_file,
+        run_dir=directory,
     )
 
 
-def error_from_result(result: dict[str, Any] | None, failure: BaseException | None) -> SnapreplError:
+def error_from_result(
+    result: dict[str, Any] | None, failure: BaseException | None, job: str | None = None
+) -> SnapreplError:
     """The error a job reported, as the snaprepl exception it was; or why the job gave no report."""
     if result and not result.get("ok") and result.get("error"):
         error = result["error"]
@@ -175,9 +176,12 @@ def error_from_result(result: dict[str, Any] | None, failure: BaseException | No
             cls = RefreshFailed
         return cls(error.get("message") or "the job failed", error.get("hint"))
     detail = (str(failure).strip().splitlines() or [""])[0] if failure else "it gave no result"
+    if detail.startswith("Cannot execute:"):  # the hook's message holds the whole command line: keep its exit code
+        code = detail.rpartition("Error code is:")[2].strip(" .")
+        detail = f"spark-submit exited with code {code}" if code else "spark-submit failed"
     return RefreshFailed(
-        f"the Spark job ended without a result: {detail}",
-        "see the spark-submit output above (snaprepl -v) or the task log",
+        f"the Spark job {job + ' ' if job else ''}ended without a result: {detail}",
+        "its output is in the task log, or shown by running the statement with `snaprepl sql -v`",
     )
 
 
@@ -192,11 +196,13 @@ def run_submission(submission: Submission) -> dict[str, Any]:
 
     hook = SparkSubmitHook(**submission.hook_kwargs())
     failure: BaseException | None = None
+    spark_submit = lambda: getattr(getattr(hook, "_submit_sp", None), "pid", None)  # noqa: E731
     try:
-        hook.submit(submission.application)
+        with lifeline.group_dies_with_caller(spark_submit):
+            hook.submit(submission.application, process_group=0)  # its own group: killed as one
     except Exception as err:  # the hook raises AirflowException on a non-zero exit
         failure = err
     result = submission.read_result()
     if failure is not None or not result or not result.get("ok"):
-        raise error_from_result(result, failure)
+        raise error_from_result(result, failure, submission.name)
     return result

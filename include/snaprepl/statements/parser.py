@@ -10,13 +10,15 @@ from lark import (
     Lark,
     Token,
     Transformer,
+    Tree,
     UnexpectedCharacters,
     UnexpectedEOF,
     UnexpectedInput,
     UnexpectedToken,
 )
 
-from snaprepl.errors import SnapreplError, StatementSyntaxError
+from snaprepl.arguments import describe
+from snaprepl.errors import InvalidArgument, SnapreplError, StatementSyntaxError
 from snaprepl.names import DEFAULT_CONN_ID, Ident, TableRef
 from snaprepl.statements import ast
 
@@ -172,6 +174,23 @@ def _syntax_error(source: str, err: UnexpectedInput) -> StatementSyntaxError:
     )
 
 
+#: Deepest nesting of function calls a statement may have (the AST is built recursively).
+MAX_CALL_DEPTH = 32
+
+
+def _check_nesting(tree: Tree[Token]) -> None:
+    """Refuse calls nested deeper than :data:`MAX_CALL_DEPTH` (walked without recursion)."""
+    stack: list[tuple[Tree[Token], int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += node.data == "call"
+        if depth > MAX_CALL_DEPTH:
+            raise StatementSyntaxError(
+                f"function calls are nested more than {MAX_CALL_DEPTH} deep", "call them one after another instead"
+            )
+        stack.extend((child, depth) for child in node.children if isinstance(child, Tree))
+
+
 def parse_script(source: str) -> list[ast.Statement]:
     """Parse one or more ``;``-separated statements.
 
@@ -181,6 +200,7 @@ def parse_script(source: str) -> list[ast.Statement]:
         tree = _parser().parse(source, start="script")
     except UnexpectedInput as err:
         raise _syntax_error(source, err) from None
+    _check_nesting(tree)
     try:
         statements = _ToAst().transform(tree)
     except Exception as err:  # a visitor raised (e.g. an invalid name)
@@ -196,7 +216,9 @@ def parse_table_ref(text: str) -> TableRef:
 
     :raises StatementSyntaxError: if ``text`` is not exactly one table reference.
     """
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise InvalidArgument(f"a table name must be a string, got {describe(text)}", "write [schema.]table[@conn_id]")
+    if not text.strip():
         raise StatementSyntaxError("a table name is empty", "write [schema.]table[@conn_id]")
     try:
         tree = _parser().parse(text, start="table_ref_only")
