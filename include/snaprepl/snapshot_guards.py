@@ -32,6 +32,7 @@ def check_existing_destination(
 
     An existing empty table needs no clause: nothing in it can be lost.
     """
+    refuse_snaprepl_table(resolved, "a snapshot's destination")
     if existing is None:
         if use_existing:
             raise InvalidArgument(
@@ -48,6 +49,28 @@ def check_existing_destination(
         f"add {EXISTING_CLAUSE} (or ON PREBUILT TABLE) to fill it anyway, deleting every row the query does "
         "not return, or choose another destination",
     )
+
+
+#: Name prefixes of the tables snaprepl makes itself: snapshot logs, staging and probe tables.
+OWN_TABLE_PREFIXES = ("rlog_", "snaprepl_")
+
+
+def refuse_snaprepl_table(table: ResolvedTable, role: str, catalog: Catalog | None = None) -> None:
+    """Refuse one of snaprepl's own tables (a snapshot log, a staging table) in ``role``.
+
+    :raises InvalidArgument: naming the table.
+    """
+    own = table.table.lower().startswith(OWN_TABLE_PREFIXES)
+    if not own and catalog is not None:
+        own = any(
+            r.snl_conn == table.conn_id and r.snl_schema == table.schema and r.snl_rlog == table.table
+            for r in catalog.logs()
+        )
+    if own:
+        raise InvalidArgument(
+            f"{table} is one of snaprepl's own tables (a snapshot log or staging table) and cannot be {role}",
+            "name a table of your own",
+        )
 
 
 def _check_creatable(database: Database, resolved: ResolvedTable) -> None:

@@ -22,6 +22,7 @@ from snaprepl.errors import (
 from snaprepl.lookup import find_log
 from snaprepl.names import ResolvedTable, TableRef
 from snaprepl.settings import Settings
+from snaprepl.snapshot_guards import refuse_snaprepl_table
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,7 @@ def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
     dialect = database.dialect
     with database.session() as session:
         info = database.describe(session, source)
+        refuse_snaprepl_table(info.table, "logged", catalog)
         if not info.primary_key:
             raise NoPrimaryKey(
                 f"table {info.table} has no primary key, so its changes cannot be logged by key",

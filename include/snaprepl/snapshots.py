@@ -32,6 +32,7 @@ from snaprepl.lineage import Place, query_places, refuse_own_source
 from snaprepl.lookup import dialect_of, find_log, find_snapshot
 from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
+from snaprepl.readonly import probe_query
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.snapshot_guards import check_drop_with_delete, check_existing_destination, holding_run_lease
@@ -106,6 +107,11 @@ def validate_schedule(value: str | None) -> str | None:
     if not croniter.is_valid(text):
         raise InvalidArgument(
             f"schedule {value!r} is not a cron expression or preset", "write e.g. '@hourly' or '*/15 * * * *'"
+        )
+    if not text.startswith("@") and len(text.split()) != 5:  # croniter reads a 6th field as seconds
+        raise InvalidArgument(
+            f"schedule {value!r} has {len(text.split())} fields, not the 5 of cron (minute hour day month weekday)",
+            "a 6th field would be read as seconds (a run every second); write e.g. '*/5 * * * *'",
         )
     return text
 
@@ -276,6 +282,7 @@ def create_nonincremental_snapshot(
                 f"the query fails on connection '{source_query.conn_id}': {_first_line(err)}", "check the query"
             ) from None
         key = _query_key(session, source, source_query.tree)
+    probe_query(source_db, source_query.sql, f"the query on connection '{source_query.conn_id}'")
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
     refuse_own_source(catalog, resolved, query_places(source_query.conn_id, source_query.tree))
@@ -379,13 +386,7 @@ def create_incremental_snapshot(
         f"SELECT {', '.join(dialect.quote(c.name) for c in selected)} "
         f"FROM {dialect.qualified(info.table.schema, info.table.table)}" + (f" WHERE ({where})" if where else "")
     )
-    with source_db.session() as session:
-        try:
-            session.query(f"SELECT * FROM ({query}) snaprepl_probe WHERE 1 = 0")
-        except Exception as err:
-            raise InvalidCondition(
-                f"the snapshot's query fails on {info.table}: {_first_line(err)}", "check the condition"
-            ) from None
+    probe_query(source_db, query, f"the snapshot's query on {info.table}")
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
     refuse_own_source(catalog, resolved, [Place(log.snl_conn, log.snl_schema, log.snl_table)])

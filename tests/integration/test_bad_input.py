@@ -260,6 +260,25 @@ ROWS: list[Row] = [
     ),
     ("cli-empty", "cli", ("sql", ""), "nothing to run"),
     ("cli-semicolons", "cli", ("sql", ";;;"), "nothing to run"),
+    # issue 14.10: no log on a log; cron has 5 fields
+    ("log-on-a-log", "sql", 'CREATE SNAPSHOT LOG FOR "RLOG_{tag}_src"@{pg}', "one of snaprepl's own tables"),
+    ("log-on-a-log-mariadb", "sql", "CREATE SNAPSHOT LOG FOR `RLOG_{tag}_snap`@{my}", "cannot be logged"),
+    ("fn-log-on-a-log", "sql", "repl_create_snapshot_log('\"RLOG_{tag}_noninc\"@{lite}')", "cannot be logged"),
+    (
+        "snapshot-into-a-log",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT \"RLOG_{tag}_src\"@{pg} AS 'SELECT id FROM {tag}_src@{pg}' "
+        "USING EXISTING TABLE",
+        "cannot be a snapshot's destination",
+    ),
+    ("cron-6-fields", "sql", "ALTER SNAPSHOT {snap} SCHEDULE '*/5 * * * * *'", "has 6 fields"),
+    (
+        "fn-cron-6-fields",
+        "sql",
+        "repl_set_snapshot_schedule('{snap}', '0 */5 * * * *')",
+        "a 6th field would be read as seconds",
+    ),
+    ("cron-words", "sql", "ALTER SNAPSHOT {snap} SCHEDULE 'every day'", "is not a cron expression or preset"),
 ]
 
 
