@@ -19,12 +19,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from snaprepl.catalog.store import Catalog, LogRecord
-from snaprepl.dialects import Column
+from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.names import Ident
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.session import session_of
 
@@ -138,6 +139,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
         changes.unpersist()
         with ends.dest_db.session() as session:
+            session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
         upserted, deleted, batches, last_ts = _apply(catalog, ends, stage, key, [c.name for c in data_columns])
     finally:
@@ -152,6 +154,12 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         last_ts=last_ts or snapshot.sn_last_ts,
         duration_s=time.monotonic() - started,
     )
+
+
+def staging_index_sql(dest: Dialect, schema: str | None, stage: str) -> str:
+    """Index the staging table by batch: each batch's statements then read only its rows, not the whole
+    table once per batch."""
+    return dest.create_index_sql(schema, stage, dest.shorten(f"{stage}_batch"), [T.BATCH, T.OP])
 
 
 def _purged_past(purged_before: datetime | None, start: datetime, complete_ts: datetime | None) -> bool:
@@ -212,6 +220,7 @@ def _apply(
             if counts.get("U"):
                 session.execute(upsert_sql, {"batch": batch})
             entries = [(guid, dest.snaptime_value(ts)) for guid, ts in session.query(entries_sql, {"batch": batch})]
+            check_leases()  # a run taken over (thought dead) commits nothing more
         batch_ts = max(ts for _, ts in entries)
         catalog.record_applied(name, entries, batch_ts)
         upserted += counts.get("U", 0)
