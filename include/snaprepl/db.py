@@ -163,10 +163,14 @@ class Database:
         return create_engine(self.conn.sqlalchemy_url())
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
+    def session(self, *, read_only: bool = False) -> Iterator[Session]:
+        """One transaction: committed when the block ends, rolled back if it raises.
+
+        :param read_only: a read-only transaction (the dialect's ``read_only_begin``), for everything
+            that evaluates a snapshot's query: whatever the query calls, it cannot write.
+        """
         if self.conn.conn_type == "jdbc":
-            with self._jdbc_session() as session:
+            with self._jdbc_session(read_only) as session:
                 yield session
             return
         try:
@@ -178,12 +182,14 @@ class Database:
             ) from None
         try:
             with connection.begin():
-                yield _SqlAlchemySession(connection, self.dialect)
+                session = _SqlAlchemySession(connection, self.dialect)
+                with _read_only(session, self.dialect, read_only):
+                    yield session
         finally:
             connection.close()
 
     @contextmanager
-    def _jdbc_session(self) -> Iterator[Session]:
+    def _jdbc_session(self, read_only: bool) -> Iterator[Session]:
         from airflow.providers.jdbc.hooks.jdbc import JdbcHook
         from airflow.sdk import Connection as SdkConnection
 
@@ -209,7 +215,8 @@ class Database:
         hook.set_autocommit(raw, False)
         session = _JdbcSession(raw, self.dialect)
         try:
-            yield session
+            with _read_only(session, self.dialect, read_only):
+                yield session
             session.commit()
         except BaseException:
             session.rollback()
@@ -273,6 +280,21 @@ def forget_databases() -> None:
         for database in _REGISTRY.values():
             database.dispose()
         _REGISTRY.clear()
+
+
+@contextmanager
+def _read_only(session: Session, dialect: Dialect, read_only: bool) -> Iterator[None]:
+    """Make the session's just-begun transaction read-only, and undo connection-level settings after."""
+    if not read_only:
+        yield
+        return
+    for statement in dialect.read_only_begin:
+        session.execute(statement)
+    try:
+        yield
+    finally:
+        for statement in dialect.read_only_end:
+            session.execute(statement)
 
 
 def _first_line(err: BaseException) -> str:

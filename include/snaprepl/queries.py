@@ -141,6 +141,7 @@ def parse_snapshot_query(text: str, dialect_of: callable) -> SourceQuery:  # typ
             "write the SELECT whose result the snapshot holds",
         )
     _refuse_writes(tree, "query")
+    dialect.refuse_unsafe_functions(tree)
     if not tree.selects:
         raise InvalidCondition("the snapshot query selects no columns")
     return SourceQuery(conn_id=conn_id, sql=render(tree, dialect), tree=tree)
@@ -160,6 +161,7 @@ def validate_condition(text: str, dialect: Dialect) -> str:
             "write only what follows WHERE, e.g. 'OrderID < 5'",
         )
     _refuse_writes(tree, "condition")
+    dialect.refuse_unsafe_functions(tree)
     return render(tree, dialect)
 
 

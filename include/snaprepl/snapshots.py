@@ -282,7 +282,9 @@ def create_nonincremental_snapshot(
                 f"the query fails on connection '{source_query.conn_id}': {_first_line(err)}", "check the query"
             ) from None
         key = _query_key(session, source, source_query.tree)
-    probe_query(source_db, source_query.sql, f"the query on connection '{source_query.conn_id}'")
+    probe_query(
+        source_db, source_query.sql, f"the query fails on connection '{source_query.conn_id}'", only_writes=True
+    )
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
     refuse_own_source(catalog, resolved, query_places(source_query.conn_id, source_query.tree))
@@ -386,7 +388,7 @@ def create_incremental_snapshot(
         f"SELECT {', '.join(dialect.quote(c.name) for c in selected)} "
         f"FROM {dialect.qualified(info.table.schema, info.table.table)}" + (f" WHERE ({where})" if where else "")
     )
-    probe_query(source_db, query, f"the snapshot's query on {info.table}")
+    probe_query(source_db, query, f"the snapshot's query fails on {info.table}")
     dest_db = executable_database(dest.conn_id)
     resolved, existing = _resolve_dest(dest_db, dest)
     refuse_own_source(catalog, resolved, [Place(log.snl_conn, log.snl_schema, log.snl_table)])

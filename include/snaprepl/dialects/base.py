@@ -246,6 +246,19 @@ class Dialect(RowReplacement, ABC):
             query=self.driver_options(conn).query,
         )
 
+    #: Statements that make a just-begun transaction read-only, and that undo connection-level ones
+    #: when it ends; a Spark JDBC read's ``sessionInitStatement`` (see :mod:`snaprepl.readonly`).
+    read_only_begin: ClassVar[tuple[str, ...]] = ()
+    read_only_end: ClassVar[tuple[str, ...]] = ()
+    read_only_session: ClassVar[str | None] = None
+
+    def read_only_jdbc(self, props: dict[str, str]) -> dict[str, str]:
+        """JDBC properties whose sessions are read-only from the start (Spark reads of a snapshot's source)."""
+        return {**props, "sessionInitStatement": self.read_only_session} if self.read_only_session else props
+
+    def refuse_unsafe_functions(self, tree: exp.Expression) -> None:
+        """Refuse functions with side effects in a query or condition, where the dialect has no read-only mode."""
+
     def driver_options(self, conn: ConnectionFields) -> DriverOptions:
         """Driver options from the connection's allow-listed extras (:mod:`snaprepl.dialects.connect`)."""
         return DriverOptions()
@@ -639,19 +652,14 @@ class Dialect(RowReplacement, ABC):
         self,
         dest: str,
         stage: str,
-        columns: Sequence[str],
+        columns: Sequence[Column],
         keys: Sequence[str],
         batch_column: str,
         op_column: str,
     ) -> str:
-        """Insert or update into ``dest`` the rows staged as upserts in one batch (``:batch``)."""
+        """Insert or update into ``dest`` the rows staged as upserts in one batch (``:batch``); rows equal
+        to the destination's are left alone, so its triggers log nothing for them."""
         raise UnsupportedConnection(f"snaprepl does not refresh snapshots on {self.name}")
-
-    def _staged_select(self, stage: str, columns: Sequence[str], batch_column: str, op_column: str) -> str:
-        return (
-            f"SELECT {', '.join(self.quote(c) for c in columns)} FROM {stage} "
-            f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'U'"
-        )
 
     def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
         """Names and types (in this dialect) of the columns ``sql`` returns."""

@@ -35,6 +35,8 @@ class MySqlDialect(MySqlRowReplacement, Dialect):
     dmltype_type = "char(1)"
     rowguid_type = "varchar(255)"
     sqlalchemy_driver = "mysql+pymysql"
+    read_only_begin = ("START TRANSACTION READ ONLY",)
+    read_only_session = "SET SESSION TRANSACTION READ ONLY"
 
     def driver_options(self, conn: ConnectionFields) -> DriverOptions:
         return mysql_options(conn.conn_id, conn.extra)
@@ -231,22 +233,6 @@ class MySqlDialect(MySqlRowReplacement, Dialect):
     def literal(self, value: str) -> str:
         # Backslashes are escapes in MariaDB string literals (unless NO_BACKSLASH_ESCAPES).
         return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
-
-    def upsert_staged_sql(
-        self,
-        dest: str,
-        stage: str,
-        columns: Sequence[str],
-        keys: Sequence[str],
-        batch_column: str,
-        op_column: str,
-    ) -> str:
-        cols = ", ".join(self.quote(c) for c in columns)
-        select = self._staged_select(stage, columns, batch_column, op_column)
-        updates = [f"{self.quote(c)} = VALUES({self.quote(c)})" for c in columns if c not in keys]
-        if not updates:
-            return f"INSERT IGNORE INTO {dest} ({cols}) {select}"
-        return f"INSERT INTO {dest} ({cols}) {select} ON DUPLICATE KEY UPDATE {', '.join(updates)}"
 
     def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
         rows = session.query(

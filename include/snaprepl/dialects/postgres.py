@@ -33,6 +33,12 @@ class PostgresDialect(PostgresRowReplacement, Dialect):
     dmltype_type = "char(1)"
     rowguid_type = "varchar(255)"
     sqlalchemy_driver = "postgresql+psycopg2"
+    read_only_begin = ("SET TRANSACTION READ ONLY",)
+
+    def read_only_jdbc(self, props: dict[str, str]) -> dict[str, str]:
+        # At connection start: Spark's sessionInitStatement runs after it has begun a transaction (it
+        # turns autocommit off to fetch in chunks), too late for SET SESSION CHARACTERISTICS.
+        return {**props, "options": f"{props.get('options', '')} -c default_transaction_read_only=on".strip()}
 
     def jdbc_url(self, conn: ConnectionFields) -> str:
         host, port = checked_host(conn.conn_id, conn.host), checked_port(conn.conn_id, conn.port, 5432)
@@ -237,23 +243,6 @@ END"""
         constraint = self.quote(self.shorten(f"{table}_pkey"))
         columns = ", ".join(self.quote(k) for k in key)
         return f"ALTER TABLE {self.qualified(schema, table)} ADD CONSTRAINT {constraint} PRIMARY KEY ({columns})"
-
-    def upsert_staged_sql(
-        self,
-        dest: str,
-        stage: str,
-        columns: Sequence[str],
-        keys: Sequence[str],
-        batch_column: str,
-        op_column: str,
-    ) -> str:
-        cols = ", ".join(self.quote(c) for c in columns)
-        updates = [f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in columns if c not in keys]
-        action = f"DO UPDATE SET {', '.join(updates)}" if updates else "DO NOTHING"
-        return (
-            f"INSERT INTO {dest} ({cols}) {self._staged_select(stage, columns, batch_column, op_column)} "
-            f"ON CONFLICT ({', '.join(self.quote(k) for k in keys)}) {action}"
-        )
 
     def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
         rows = session.query(

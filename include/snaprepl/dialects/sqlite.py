@@ -25,6 +25,7 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.functions import refuse_unknown_functions
 from snaprepl.dialects.replace import SqliteRowReplacement
 from snaprepl.names import ResolvedTable
 
@@ -44,6 +45,13 @@ class SqliteDialect(SqliteRowReplacement, Dialect):
     dmltype_type = "TEXT"
     rowguid_type = "TEXT"
     sqlalchemy_driver = "sqlite"
+    # No read-only transactions: the connection refuses writes while they run, and functions are checked.
+    read_only_begin = ("PRAGMA query_only = ON",)
+    read_only_end = ("PRAGMA query_only = OFF",)
+    read_only_session = "PRAGMA query_only = ON"
+
+    def refuse_unsafe_functions(self, tree: exp.Expression) -> None:
+        refuse_unknown_functions(tree)
 
     def sqlalchemy_url(self, conn: ConnectionFields) -> URL:
         return URL.create("sqlite", database=conn.database_path)
@@ -233,24 +241,6 @@ class SqliteDialect(SqliteRowReplacement, Dialect):
     def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
         return self.create_index_sql(schema, table, self.shorten(f"{table}_key"), key).replace(
             "CREATE INDEX", "CREATE UNIQUE INDEX", 1
-        )
-
-    def upsert_staged_sql(
-        self,
-        dest: str,
-        stage: str,
-        columns: Sequence[str],
-        keys: Sequence[str],
-        batch_column: str,
-        op_column: str,
-    ) -> str:
-        cols = ", ".join(self.quote(c) for c in columns)
-        updates = [f"{self.quote(c)} = excluded.{self.quote(c)}" for c in columns if c not in keys]
-        action = f"DO UPDATE SET {', '.join(updates)}" if updates else "DO NOTHING"
-        # The WHERE clause of the SELECT is what lets SQLite tell ON CONFLICT from a join's ON.
-        return (
-            f"INSERT INTO {dest} ({cols}) {self._staged_select(stage, columns, batch_column, op_column)} "
-            f"ON CONFLICT ({', '.join(self.quote(k) for k in keys)}) {action}"
         )
 
     def describe_query(self, session: SqlSession, sql: str) -> list[Column]:

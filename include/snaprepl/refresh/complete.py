@@ -27,6 +27,7 @@ from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.failures import root_cause
+from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.spark.session import session_of
 
@@ -75,7 +76,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
     )
     try:
         source_key = [c for c in source_columns if any(dest.same_name(c.name, k) for k in key)]
-        with ends.source_db.session() as session:
+        with ends.source_db.session(read_only=True) as session:  # the query's own SQL: it must not write
             estimate = _estimate_rows(session, ends, source_key)
             plan = partitioning.plan(session, source, snapshot.sn_query, source_key, estimate, request.max_partitions)
         frame = ends.source_io.read(session_of(spark), snapshot.sn_query, source_columns, plan)
@@ -114,6 +115,7 @@ def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str
                 steps = dest.swap_table_steps(session, schema, table, staging)
             else:
                 steps = dest.replace_rows_steps(schema, table, staging, columns, key)
+            check_leases()  # a run taken over (thought dead) replaces nothing
             for statement in steps:
                 session.execute(statement)
     except Exception as err:

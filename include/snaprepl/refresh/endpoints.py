@@ -29,7 +29,7 @@ class Endpoints:
     def of(cls, snapshot: SnapshotRecord) -> Endpoints:
         source = get_connection(snapshot.sn_source_conn)
         dest = get_connection(snapshot.sn_dest_conn)
-        return cls(snapshot, Database(source), Database(dest), SparkJdbc(source), SparkJdbc(dest))
+        return cls(snapshot, Database(source), Database(dest), SparkJdbc(source, read_only=True), SparkJdbc(dest))
 
     def dest_table(self) -> TableInfo:
         """The destination as it is now (columns, types, key)."""

@@ -49,13 +49,17 @@ class SparkJdbc:
     """Reading and writing one connection's tables with Spark.
 
     :param conn: the connection, with its credentials (they go into JDBC options, never into logs).
+    :param read_only: reads run in read-only sessions (a snapshot's source: its query cannot write).
     """
 
-    def __init__(self, conn: ConnectionInfo, *, fetch_size: int = 10_000, batch_size: int = 10_000) -> None:
+    def __init__(
+        self, conn: ConnectionInfo, *, fetch_size: int = 10_000, batch_size: int = 10_000, read_only: bool = False
+    ) -> None:
         self.conn = conn
         self.dialect = conn.dialect
         self.fetch_size = fetch_size
         self.batch_size = batch_size
+        self.read_only = read_only
 
     # ------------------------------------------------------------------ options
 
@@ -90,7 +94,8 @@ class SparkJdbc:
     ) -> Any:
         """The result of ``query`` (in this connection's dialect) as a DataFrame with ``columns``' types."""
         schema = ", ".join(f"{_quoted(c.name)} {self.read_type(c)}" for c in columns)
-        options = {**self._options(), "customSchema": schema, "fetchsize": str(self.fetch_size)}
+        connect = self.dialect.read_only_jdbc(self._options()) if self.read_only else self._options()
+        options = {**connect, "customSchema": schema, "fetchsize": str(self.fetch_size)}
         if isinstance(partitioning, PredicatePartitioning):
             frame = spark.read.jdbc(
                 url=options.pop("url"),
