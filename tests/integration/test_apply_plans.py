@@ -55,7 +55,7 @@ def _statements(db: RealDatabase, prefix: str) -> dict[str, str]:
     incremental = {
         "incremental delete": dialect.delete_staged_sql(qualified["dest"], qualified["inc"], ["id"], T.BATCH, T.OP),
         "incremental upsert": dialect.upsert_staged_sql(
-            qualified["dest"], qualified["inc"], ["id", "v", "n"], ["id"], T.BATCH, T.OP
+            qualified["dest"], qualified["inc"], data, ["id"], T.BATCH, T.OP
         ),
     }
     steps = dialect.replace_rows_steps(schema, names["dest"], names["full"], data, ["id"])

@@ -53,6 +53,11 @@ def test_a_complete_refresh_of_a_logged_destination_logs_its_deletes(
     assert mysql_db.rows(f"SELECT COUNT(*) FROM {c}")[0][0] == 197
     assert mysql_db.rows(f"SELECT id FROM {c} WHERE id IN (5, 6, 7)") == []
 
+    # a change to a column B does not copy: B's incremental refresh rewrites nothing, so logs nothing
+    pg_db.run(f"UPDATE {orders} SET note = 'y' WHERE id = 10", f"UPDATE {orders} SET amount = 0 WHERE id = 11")
+    assert api.repl_refresh_inc_snapshot(f"{b}@{pg}", **kw).rows_upserted == 2
+    assert _log(pg_db, b) == {5: "D", 6: "D", 7: "D", 11: "U"}
+
 
 CHAINS = [("postgres", "mysql", "sqlite"), ("mysql", "sqlite", "postgres"), ("sqlite", "postgres", "mysql")]
 

@@ -123,6 +123,34 @@ class RowReplacement:
             f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'D')"
         )
 
+    def changed_staged_select(
+        self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
+    ) -> str:
+        """The batch's staged upserts that are new to ``dest`` or differ from its row."""
+        q = self.quote
+        changeable = [c for c in columns if c.name not in keys]
+        news = f"d.{q(keys[0])} IS NULL"
+        return (
+            f"SELECT {', '.join(f's.{q(c.name)}' for c in columns)} FROM {stage} AS s "
+            f"LEFT JOIN {dest} AS d ON {self._match('d', 's', keys)} "
+            f"WHERE s.{q(batch_column)} = :batch AND s.{q(op_column)} = 'U' "
+            f"AND ({news}{' OR ' + self._differs(changeable) if changeable else ''})"
+        )
+
+    def _on_conflict_upsert(
+        self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
+    ) -> str:
+        """:meth:`upsert_staged_sql` as ``INSERT ... ON CONFLICT`` (PostgreSQL, SQLite; the SELECT's WHERE
+        clause is what lets SQLite tell ON CONFLICT from the join's ON)."""
+        q = self.quote
+        updates = [f"{q(c.name)} = excluded.{q(c.name)}" for c in columns if c.name not in keys]
+        action = f"DO UPDATE SET {', '.join(updates)}" if updates else "DO NOTHING"
+        select = self.changed_staged_select(dest, stage, columns, keys, batch_column, op_column)
+        return (
+            f"INSERT INTO {dest} ({', '.join(q(c.name) for c in columns)}) {select} "
+            f"ON CONFLICT ({', '.join(q(k) for k in keys)}) {action}"
+        )
+
 
 class PostgresRowReplacement(RowReplacement):
     def differs_sql(self, left: str, right: str, column: Column) -> str:
@@ -132,6 +160,8 @@ class PostgresRowReplacement(RowReplacement):
 
     def is_foreign_key_violation(self, err: BaseException) -> bool:
         return getattr(_driver_error(err), "pgcode", None) == "23503"
+
+    upsert_staged_sql = RowReplacement._on_conflict_upsert
 
 
 class MySqlRowReplacement(RowReplacement):
@@ -173,6 +203,20 @@ class MySqlRowReplacement(RowReplacement):
             f"WHERE s.{self.quote(batch_column)} = :batch AND s.{self.quote(op_column)} = 'D'"
         )
 
+    def upsert_staged_sql(
+        self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
+    ) -> str:
+        q = self.quote
+        cols = ", ".join(q(c.name) for c in columns)
+        # A derived table: ON DUPLICATE KEY UPDATE would find the joined destination's columns ambiguous.
+        select = (
+            f"SELECT * FROM ({self.changed_staged_select(dest, stage, columns, keys, batch_column, op_column)}) AS c"
+        )
+        updates = [f"{q(c.name)} = VALUES({q(c.name)})" for c in columns if c.name not in keys]
+        if not updates:
+            return f"INSERT IGNORE INTO {dest} ({cols}) {select}"
+        return f"INSERT INTO {dest} ({cols}) {select} ON DUPLICATE KEY UPDATE {', '.join(updates)}"
+
 
 class SqliteRowReplacement(RowReplacement):
     def differs_sql(self, left: str, right: str, column: Column) -> str:
@@ -181,3 +225,5 @@ class SqliteRowReplacement(RowReplacement):
 
     def is_foreign_key_violation(self, err: BaseException) -> bool:
         return "FOREIGN KEY constraint failed" in str(_driver_error(err))
+
+    upsert_staged_sql = RowReplacement._on_conflict_upsert

@@ -141,7 +141,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
-        upserted, deleted, batches, last_ts = _apply(catalog, ends, stage, key, [c.name for c in data_columns])
+        upserted, deleted, batches, last_ts = _apply(catalog, ends, stage, key, data_columns)
     finally:
         with ends.dest_db.session() as session:
             session.execute(dest.drop_table_sql(schema, stage))
@@ -192,7 +192,7 @@ def spark_null(column: Column, ends: Endpoints) -> Any:
 
 
 def _apply(
-    catalog: Catalog, ends: Endpoints, stage: str, key: list[str], columns: list[str]
+    catalog: Catalog, ends: Endpoints, stage: str, key: list[str], columns: list[Column]
 ) -> tuple[int, int, int, Any]:
     dest = ends.dest_db.dialect
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
