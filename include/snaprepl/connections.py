@@ -160,7 +160,13 @@ def get_connection(conn_id: str) -> ConnectionInfo:
     return ConnectionInfo.from_airflow(conn)
 
 
+#: A Spark job's connections, read once from its file, which is then deleted (snaprepl.spark.lifeline).
+TAKEN_CONNECTIONS: dict[str, ConnectionInfo] | None = None
+
+
 def _connections_from_file() -> dict[str, ConnectionInfo] | None:
+    if TAKEN_CONNECTIONS is not None:
+        return TAKEN_CONNECTIONS
     path = os.environ.get(CONNECTIONS_FILE_ENV)
     if not path:
         return None

@@ -99,6 +99,10 @@ class SnapshotBusy(SnapreplError):
     """Another refresh of the snapshot is running."""
 
 
+class LeaseLost(SnapreplError):
+    """A run's lease was taken over by another run (this one was thought dead): it must commit nothing more."""
+
+
 class RefreshFailed(SnapreplError):
     """A snapshot refresh failed; the destination keeps its previous consistent content."""
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.databases import PG_ADMIN, RealDatabase
+from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
+from tests.support.processes import alive, cmdline, descendants, job_processes, kill_quietly, mentioning, wait_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -152,3 +153,87 @@ def _dest_tables(db: RealDatabase) -> list[str]:
     if db.dialect == "postgres":
         return [r[0] for r in db.rows("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
     return [r[0] for r in db.rows("SHOW TABLES")]
+
+
+def _lock_waiters(db: RealDatabase) -> int:
+    with pg_admin_connect() as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'", [db.name])
+        return int(cur.fetchone()[0])
+
+
+def _kill_blocked_refresh(victim: str, db: RealDatabase, statement: str, marker: str, env: dict[str, str]) -> None:
+    """Run ``statement`` while the test holds the snapshot log locked, and once the driver waits for it
+    (before it starts a SparkContext: cheap) kill ``victim`` (the CLI with SIGTERM or SIGKILL, or its
+    JVM), or take its lease over (``lease``). Then nothing of the run may be left, and nothing may
+    apply the change."""
+    with pg_admin_connect(db.name) as holder:
+        holder.cursor().execute("BEGIN")
+        holder.cursor().execute(f'LOCK TABLE "RLOG_{marker}_s" IN ACCESS EXCLUSIVE MODE')
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "snaprepl", "sql", statement],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **env},
+            start_new_session=True,
+        )
+        try:
+            reached = wait_for(lambda: _lock_waiters(db) or cli.poll() is not None, 240)
+            assert reached and cli.poll() is None, f"the refresh never reached the locked log: {cli.stderr.read()}"
+            jvm, driver = job_processes(cli.pid)
+            assert jvm and driver, f"no JVM or driver under the CLI: {descendants(cli.pid)}"
+            if victim == "lease":  # the run is thought dead and taken over: it must not commit
+                _take_over(marker)
+                holder.cursor().execute("COMMIT")
+                assert cli.wait(timeout=120) == 1
+                assert "was taken over by another run" in cli.stderr.read()
+            else:
+                kill_quietly(
+                    jvm if victim == "jvm" else cli.pid, signal.SIGTERM if victim == "cli-sigterm" else signal.SIGKILL
+                )
+                assert cli.wait(timeout=60) != 0
+            left = wait_for(lambda: [p for p in (jvm, driver) if alive(p)] == [], 15)
+            assert left, f"{victim}: the killed run's JVM or driver lives: {[cmdline(p)[:80] for p in (jvm, driver)]}"
+            assert not mentioning(marker), f"{victim}: a process of the killed run is left"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(cli.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                holder.cursor().execute("COMMIT")
+    time.sleep(2)  # what an orphaned driver would need to apply the change
+    assert db.rows(f"SELECT v FROM {marker} WHERE id = 1") == [(1,)], f"{victim}: a killed run applied rows"
+
+
+def _take_over(marker: str) -> None:
+    from snaprepl.catalog.store import Catalog
+
+    catalog = Catalog.open()
+    [(name, (run_id, _, _))] = [(n, h) for n, h in catalog.locks().items() if marker in n]
+    assert catalog.take_lock(name, expected=run_id, run_id="usurper", holder="elsewhere:1")
+
+
+def test_a_job_dies_with_its_parent(pg_db, catalog, unique_name, tmp_path: Path) -> None:
+    src, dest = f"{unique_name}_s", unique_name
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v int)", f"INSERT INTO {src} VALUES (1, 1), (2, 2)")
+    own_tmp = {"TMPDIR": str(tmp_path)}
+    snapshot = f"{dest}@{pg_db.conn_id}"
+    ready = snaprepl(
+        "sql", f"CREATE SNAPSHOT LOG FOR {src}@{pg_db.conn_id}; CREATE SNAPSHOT {snapshot} FROM {src}@{pg_db.conn_id}"
+    )
+    assert ready.returncode == 0, ready.stderr[-3000:]
+    pg_db.run(f"UPDATE {src} SET v = 100 WHERE id = 1")
+    private = tmp_path / f"snaprepl-{os.getuid()}"
+    for victim in ("lease", "cli-sigterm", "jvm", "cli-sigkill"):
+        _kill_blocked_refresh(victim, pg_db, f"UPDATE SNAPSHOT {snapshot}", dest, own_tmp)
+        files = [p for p in private.rglob("*") if p.is_file()]
+        assert not [p for p in files if p.name.startswith("snaprepl-conns-")], f"{victim}: credentials left: {files}"
+        assert all(p.stat().st_mode & 0o077 == 0 for p in files), f"{victim}: files others can read: {files}"
+        if victim != "cli-sigkill":
+            assert list(private.iterdir()) == [], f"{victim}: the CLI removes its files"
+        if victim == "lease":
+            catalog.release_lock(next(n for n in catalog.locks() if dest in n), "usurper")
+    again = snaprepl("sql", f"UPDATE SNAPSHOT {snapshot}", env=own_tmp)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert pg_db.rows(f"SELECT id, v FROM {dest} ORDER BY id") == [(1, 100), (2, 2)]
+    assert list(private.iterdir()) == [], "the next run sweeps the files of a SIGKILLed one"

@@ -41,7 +41,7 @@ from snaprepl.dialects.types import GenericType, render, to_generic
 from snaprepl.errors import ReplicationError
 from snaprepl.names import Ident
 from snaprepl.refresh import partitioning
-from snaprepl.refresh.lock import RunLock
+from snaprepl.refresh.lock import RunLock, check_leases
 from snaprepl.spark.io import SparkJdbc
 
 K = "SNAPREPL_K"
@@ -436,6 +436,7 @@ class PublicationSync:
                                 cleared.append(entry[GUID])
                         # Before the publisher commits: a run killed after that commit finds the
                         # entries applied (no conflict any more) and must find their conflicts recorded.
+                        check_leases()  # a run taken over (thought dead) commits nothing more
                         self.catalog.record_conflicts(self.item, server, conflicts, cleared)
                     outcome.conflicts += len(conflicts)
                 newest = max(e[SNAPTIME] for e in batch)
@@ -560,6 +561,7 @@ class PublicationSync:
                                 self.delete_row(session, sub, key)
                                 current[norm] = None
                             applied.append(entry)
+                        check_leases()  # a run taken over (thought dead) commits nothing more
                 outcome.applied += len(applied)
                 watermark = min(waiting) if waiting else max(e[SNAPTIME] for e in batch)
                 self.catalog.record_replayed(
@@ -649,6 +651,7 @@ class PublicationSync:
                     with sub.db.session() as session:
                         for statement in merge:
                             session.execute(statement, {"chunk": number})
+                        check_leases()  # a run taken over (thought dead) commits nothing more
                 outcome.notes.append(
                     f"copied to a staging table in {staged - started:.1f} s, "
                     f"applied in {len(chunks)} commits in {time.monotonic() - staged:.1f} s"

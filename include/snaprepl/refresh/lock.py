@@ -5,6 +5,10 @@ A run takes the lease by inserting its row (or by a compare-and-set over a stale
 with a heartbeat, and deletes it when it ends. A lease whose holder died is taken over: at once when
 the holder was a process on this host that no longer exists, otherwise when its heartbeat is older
 than the lease time.
+
+A run taken over must not go on writing: before each commit, the refresh and sync loops call
+:func:`check_leases`, which raises :class:`LeaseLost` when a lease this process holds is no longer its
+own (the heartbeat thread also notices, between commits).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from datetime import timedelta
 from types import TracebackType
 
 from snaprepl.catalog.store import Catalog, utcnow
-from snaprepl.errors import SnapshotBusy
+from snaprepl.errors import LeaseLost, SnapshotBusy
 
 LEASE = timedelta(minutes=10)
 HEARTBEAT_SECONDS = 30.0
+#: The leases this process holds, by name (what :func:`check_leases` checks).
+_HELD: dict[str, RunLock] = {}
+_HELD_GUARD = threading.Lock()
 
 
 def this_holder() -> str:
@@ -59,6 +66,7 @@ class RunLock:
         self.holder = this_holder()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.lost = False
 
     def acquire(self) -> None:
         current = self.catalog.lock_holder(self.name)
@@ -75,15 +83,37 @@ class RunLock:
             expected = run_id
         if not self.catalog.take_lock(self.name, expected=expected, run_id=self.run_id, holder=self.holder):
             raise SnapshotBusy(f"{self.what} was taken by another run just now", "try again")
+        self.lost = False
+        with _HELD_GUARD:
+            _HELD[self.name] = self
         self._thread = threading.Thread(target=self._beat, name=f"snaprepl-heartbeat-{self.run_id}", daemon=True)
         self._thread.start()
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
             self.catalog.heartbeat_lock(self.name, self.run_id)
+            if not self._stop.is_set() and not self.still_held():
+                self.lost = True
+
+    def still_held(self) -> bool:
+        """Whether the lease is still this run's (one catalog read)."""
+        current = self.catalog.lock_holder(self.name)
+        return current is not None and current[0] == self.run_id and current[1] == self.holder
+
+    def check(self) -> None:
+        """:raises LeaseLost: the lease was taken over (this run was thought dead)."""
+        if self.lost or not self.still_held():
+            self.lost = True
+            raise LeaseLost(
+                f"{self.what} was taken over by another run while run {self.run_id} worked",
+                "nothing more of this run is committed; the run that took over carries on",
+            )
 
     def release(self) -> None:
         self._stop.set()
+        with _HELD_GUARD:
+            if _HELD.get(self.name) is self:
+                del _HELD[self.name]
         if self._thread is not None:
             self._thread.join(timeout=5)
         self.catalog.release_lock(self.name, self.run_id)
@@ -96,6 +126,15 @@ class RunLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def check_leases() -> None:
+    """Call right before a commit: raises :class:`LeaseLost` if a lease this process holds is no longer
+    its own. Costs one catalog read per lease held (none outside a run)."""
+    with _HELD_GUARD:
+        held = list(_HELD.values())
+    for lock in held:
+        lock.check()
 
 
 def snapshot_lock_name(snapshot: str) -> str:

@@ -10,16 +10,18 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
 
 
 def write_result(payload: dict[str, Any]) -> None:
+    """Write the job's result, readable by this user only (it names tables and errors)."""
     path = os.environ.get(RESULT_FILE_ENV)
     if path:
-        Path(path).write_text(json.dumps(payload, default=str))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(payload, default=str))
 
 
 def run_job(app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[str, Any]], *, failure_type: str) -> int:
@@ -33,10 +35,12 @@ def run_job(app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[st
     from snaprepl.connections import get_connection
     from snaprepl.errors import SnapreplError
     from snaprepl.refresh.failures import root_cause
+    from snaprepl.spark.lifeline import attach
     from snaprepl.spark.session import LazySession
 
     spark = LazySession(app_name)
     try:
+        attach()  # credentials into memory and off the disk; die with the JVM and with the submitter
         catalog = Catalog.from_connection(get_connection(catalog_conn))
         write_result({"ok": True, **work(spark, catalog)})
         return 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import snaprepl
-from snaprepl import errors
+from snaprepl import errors, timeouts
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError
 from snaprepl.jars import jdbc_jars
@@ -145,6 +145,7 @@ def prepare(
         CONNECTIONS_FILE_ENV: str(connections_file),
         RESULT_FILE_ENV: str(result_file),
         "PYTHONPATH": job_python_path(),
+        **timeouts.job_env(settings),  # jobs read no Airflow configuration
         lifeline.SUBMITTER_ENV: lifeline.submitter_token(),
         lifeline.RUN_ID_ENV: run_id,
     }
