@@ -354,7 +354,7 @@ def repl_add_snapshot_cr(
 def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
     """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
     from snaprepl.bidir.publications import find_publication
-    from snaprepl.snapshots import validate_schedule
+    from snaprepl.schedules import validate_schedule
 
     catalog = _catalog(catalog)
     publication, _ = find_publication(catalog, _item_ref(item))

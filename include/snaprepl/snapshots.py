@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from croniter import croniter
 from sqlglot import exp
 
 from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
@@ -34,6 +33,7 @@ from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
 from snaprepl.readonly import probe_query
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 from snaprepl.snapshot_guards import check_drop_with_delete, check_existing_destination, holding_run_lease
 from snaprepl.snapshot_logs import executable_database
@@ -97,23 +97,6 @@ def catalog_connection_of(catalog: Catalog, settings: Settings):
     from snaprepl.catalog.store import catalog_connection
 
     return catalog.connection if catalog.connection is not None else catalog_connection(settings)
-
-
-def validate_schedule(value: str | None) -> str | None:
-    """A schedule as Airflow takes it (cron expression or preset such as '@hourly'), or None for manual."""
-    if value is None or value.strip().lower() in {"", "none", "manual"}:
-        return None
-    text = value.strip()
-    if not croniter.is_valid(text):
-        raise InvalidArgument(
-            f"schedule {value!r} is not a cron expression or preset", "write e.g. '@hourly' or '*/15 * * * *'"
-        )
-    if not text.startswith("@") and len(text.split()) != 5:  # croniter reads a 6th field as seconds
-        raise InvalidArgument(
-            f"schedule {value!r} has {len(text.split())} fields, not the 5 of cron (minute hour day month weekday)",
-            "a 6th field would be read as seconds (a run every second); write e.g. '*/5 * * * *'",
-        )
-    return text
 
 
 # ------------------------------------------------------------------ results

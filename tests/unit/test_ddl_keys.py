@@ -44,5 +44,5 @@ def test_a_key_type_that_is_not_one_type_is_refused(dialect: str, key: str) -> N
     ],
 )
 def test_real_key_types_are_accepted_as_written(dialect: str, key: str) -> None:
-    name, type_sql = key.split(None, 1)
+    _name, type_sql = key.split(None, 1)
     assert type_sql in snapshot_log_ddl(dialect, "t", [key])
