@@ -82,8 +82,7 @@ def repl_create_snapshot(
     :param query_def: a SELECT; tables name their connection as ``table@conn_id``.
     :param dest_table: ``[schema.]table[@conn_id]``; created to fit the result if missing.
     :param schedule: cron expression or preset of its refresh DAG (None: manual).
-    :param use_existing: ``USING EXISTING TABLE``: fill ``dest_table`` even though it holds rows; the
-        first complete refresh deletes every row the query does not return.
+    :param use_existing: ``USING EXISTING TABLE``: fill ``dest_table`` though it holds rows (deleting the others).
     """
     return snapshots.create_nonincremental_snapshot(
         parse_table_ref(dest_table),
