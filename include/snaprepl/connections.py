@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy.engine import URL
 
+from snaprepl import timeouts
 from snaprepl.dialects import Dialect, dialect_for_conn_type, dialect_for_jdbc_url
 from snaprepl.errors import ConnectionNotFound, UnsupportedConnection
 from snaprepl.names import validate_conn_id
@@ -104,6 +105,8 @@ class ConnectionInfo:
 
     def jdbc_properties(self) -> dict[str, str]:
         props = {"driver": self.jdbc_driver(), **self.dialect.jdbc_properties(self)}
+        limits = timeouts.current()
+        props = self.dialect.jdbc_timeouts(props, limits.lock_seconds, limits.statement_seconds)
         if self.login:
             props["user"] = self.login
         if self.password:

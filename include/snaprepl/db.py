@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from snaprepl import timeouts
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.dialects import Dialect, TableInfo
 from snaprepl.dialects.connect import tls_hint
@@ -160,7 +161,9 @@ class Database:
             return self._engine
 
     def _create_engine(self) -> sa.Engine:
-        return create_engine(self.conn.sqlalchemy_url())
+        limits = timeouts.current()
+        setup = self.dialect.session_setup_sql(limits.lock_seconds, limits.statement_seconds)
+        return create_engine(self.conn.sqlalchemy_url(), setup)
 
     @contextmanager
     def session(self, *, read_only: bool = False) -> Iterator[Session]:
@@ -185,6 +188,13 @@ class Database:
                 session = _SqlAlchemySession(connection, self.dialect)
                 with _read_only(session, self.dialect, read_only):
                     yield session
+        except DBAPIError as err:
+            waited = timeouts.lock_timeout(
+                self.dialect, err.orig, err.statement, self.describe_target(), timeouts.current().lock_seconds
+            )
+            if waited is None:
+                raise
+            raise waited from None
         finally:
             connection.close()
 
@@ -214,6 +224,9 @@ class Database:
             ) from None
         hook.set_autocommit(raw, False)
         session = _JdbcSession(raw, self.dialect)
+        limits = timeouts.current()
+        for statement in self.dialect.session_setup_sql(limits.lock_seconds, limits.statement_seconds):
+            session.execute(statement)
         try:
             with _read_only(session, self.dialect, read_only):
                 yield session
@@ -249,11 +262,16 @@ class Database:
                 self._engine = None
 
 
-def create_engine(url: str | sa.URL) -> sa.Engine:
-    """A SQLAlchemy engine with snaprepl's settings for the database kind."""
+def create_engine(url: str | sa.URL, session_sql: Sequence[str] = ()) -> sa.Engine:
+    """A SQLAlchemy engine with snaprepl's settings for the database kind.
+
+    :param session_sql: statements every new connection runs first (the dialect's timeouts).
+    """
     url = sa.make_url(url)
     if url.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+        engine = sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+        _on_connect(engine, session_sql)
+        return engine
     engine = sa.create_engine(url, connect_args={"timeout": 60})
 
     # pysqlite would commit before DDL and start transactions lazily. Take control: DDL becomes
@@ -267,7 +285,23 @@ def create_engine(url: str | sa.URL) -> sa.Engine:
     def _begin(connection: sa.Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
+    _on_connect(engine, session_sql)
     return engine
+
+
+def _on_connect(engine: sa.Engine, statements: Sequence[str]) -> None:
+    if not statements:
+        return
+
+    @event.listens_for(engine, "connect")
+    def _setup(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            for statement in statements:
+                cursor.execute(statement)
+        finally:
+            cursor.close()
+        dbapi_connection.commit()  # PostgreSQL's SETs would go with the pool's first rollback otherwise
 
 
 _REGISTRY: dict[str, Database] = {}

@@ -103,6 +103,12 @@ class LeaseLost(SnapreplError):
     """A run's lease was taken over by another run (this one was thought dead): it must commit nothing more."""
 
 
+class LockTimeout(SnapreplError):
+    """A statement gave up waiting for a lock another session holds (``lock_timeout_seconds``).
+
+    Retryable: the same work later usually succeeds, so Airflow tasks retry it."""
+
+
 class RefreshFailed(SnapreplError):
     """A snapshot refresh failed; the destination keeps its previous consistent content."""
 

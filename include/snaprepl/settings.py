@@ -50,6 +50,11 @@ class Settings:
     :param pool: Airflow pool of every refresh, pull and push task ("": Airflow's default pool).
     :param pool_per_connection: put each task in the pool ``snaprepl__<source conn id>`` instead
         (the pools must exist in Airflow).
+    :param lock_timeout_seconds: longest a statement on a source or destination waits for a lock
+        (PostgreSQL ``lock_timeout``, MariaDB ``innodb_lock_wait_timeout``/``lock_wait_timeout``,
+        SQLite's busy timeout); then it fails with ``LockTimeout``, which Airflow retries.
+    :param statement_timeout_seconds: longest one statement may run there (0: no limit; PostgreSQL
+        ``statement_timeout``, MariaDB ``max_statement_time``).
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -72,6 +77,8 @@ class Settings:
     busy_wait_seconds: int = 60
     pool: str = ""
     pool_per_connection: bool = False
+    lock_timeout_seconds: int = 60
+    statement_timeout_seconds: int = 0
 
     def __post_init__(self) -> None:
         validate_conn_id(self.catalog_conn_id)
@@ -86,6 +93,8 @@ class Settings:
             )
         if self.refresh_commit_rows < 1:
             raise InvalidArgument("refresh_commit_rows must be at least 1")
+        if self.lock_timeout_seconds < 1 or self.statement_timeout_seconds < 0:
+            raise InvalidArgument("lock_timeout_seconds must be 1 or more, statement_timeout_seconds 0 or more")
         if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 1:
             raise InvalidArgument("execution_timeout_minutes must be 0 or more, busy_wait_seconds 1 or more")
 

@@ -256,6 +256,18 @@ class Dialect(RowReplacement, ABC):
         """JDBC properties whose sessions are read-only from the start (Spark reads of a snapshot's source)."""
         return {**props, "sessionInitStatement": self.read_only_session} if self.read_only_session else props
 
+    def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
+        """Statements giving a new connection snaprepl's lock and statement timeouts (0: no statement limit)."""
+        return []
+
+    def jdbc_timeouts(self, props: dict[str, str], lock_seconds: int, statement_seconds: int) -> dict[str, str]:
+        """JDBC properties with the same timeouts."""
+        return props
+
+    def is_lock_timeout(self, err: BaseException) -> bool:
+        """Whether a driver error means a statement gave up waiting for a lock."""
+        return False
+
     def refuse_unsafe_functions(self, tree: exp.Expression) -> None:
         """Refuse functions with side effects in a query or condition, where the dialect has no read-only mode."""
 

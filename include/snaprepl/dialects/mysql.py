@@ -51,6 +51,23 @@ class MySqlDialect(MySqlRowReplacement, Dialect):
         own = {"rewriteBatchedStatements": "true", "sessionVariables": "time_zone='+00:00'"}
         return {**own, **super().jdbc_properties(conn)}
 
+    def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
+        # Row locks (InnoDB) and metadata locks (LOCK TABLES, DDL: a day by default) alike.
+        limits = [f"innodb_lock_wait_timeout = {int(lock_seconds)}", f"lock_wait_timeout = {int(lock_seconds)}"]
+        if statement_seconds:
+            limits.append(f"max_statement_time = {int(statement_seconds)}")  # MariaDB's
+        return [f"SET SESSION {', '.join(limits)}"]
+
+    def jdbc_timeouts(self, props: dict[str, str], lock_seconds: int, statement_seconds: int) -> dict[str, str]:
+        limits = f"innodb_lock_wait_timeout={int(lock_seconds)},lock_wait_timeout={int(lock_seconds)}"
+        if statement_seconds:
+            limits += f",max_statement_time={int(statement_seconds)}"
+        variables = props.get("sessionVariables")
+        return {**props, "sessionVariables": f"{variables},{limits}" if variables else limits}
+
+    def is_lock_timeout(self, err: BaseException) -> bool:
+        return bool(getattr(err, "args", None)) and err.args[0] == 1205  # ER_LOCK_WAIT_TIMEOUT
+
     def table_options(self) -> str:
         return " ENGINE=InnoDB"
 

@@ -35,6 +35,16 @@ class PostgresDialect(PostgresRowReplacement, Dialect):
     sqlalchemy_driver = "postgresql+psycopg2"
     read_only_begin = ("SET TRANSACTION READ ONLY",)
 
+    def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
+        return [f"SET lock_timeout = '{int(lock_seconds)}s'", f"SET statement_timeout = '{int(statement_seconds)}s'"]
+
+    def jdbc_timeouts(self, props: dict[str, str], lock_seconds: int, statement_seconds: int) -> dict[str, str]:
+        limits = f"-c lock_timeout={int(lock_seconds)}s -c statement_timeout={int(statement_seconds)}s"
+        return {**props, "options": f"{props.get('options', '')} {limits}".strip()}
+
+    def is_lock_timeout(self, err: BaseException) -> bool:
+        return getattr(err, "pgcode", None) == "55P03"  # lock_not_available
+
     def read_only_jdbc(self, props: dict[str, str]) -> dict[str, str]:
         # At connection start: Spark's sessionInitStatement runs after it has begun a transaction (it
         # turns autocommit off to fetch in chunks), too late for SET SESSION CHARACTERISTICS.

@@ -50,6 +50,15 @@ class SqliteDialect(SqliteRowReplacement, Dialect):
     read_only_end = ("PRAGMA query_only = OFF",)
     read_only_session = "PRAGMA query_only = ON"
 
+    def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
+        return [f"PRAGMA busy_timeout = {int(lock_seconds) * 1000}"]  # no statement timeout in SQLite
+
+    def jdbc_timeouts(self, props: dict[str, str], lock_seconds: int, statement_seconds: int) -> dict[str, str]:
+        return {**props, "busy_timeout": str(int(lock_seconds) * 1000)}
+
+    def is_lock_timeout(self, err: BaseException) -> bool:
+        return "database is locked" in str(err)
+
     def refuse_unsafe_functions(self, tree: exp.Expression) -> None:
         refuse_unknown_functions(tree)
 
