@@ -26,9 +26,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from snaprepl.dialects.base import Column, SqlSession
 
-#: PostgreSQL types without an equality operator (or whose ``=`` is not equality, as box's area):
-#: compared as text.
-_PG_TEXT_COMPARED = ("json", "xml", "point", "line", "lseg", "box", "path", "polygon", "circle")
+#: PostgreSQL types without an equality operator, or whose ``=`` is not equality (box compares areas,
+#: PostGIS geometry once compared bounding boxes): compared as text.
+_PG_TEXT_COMPARED = (
+    "json",
+    "xml",
+    "point",
+    "line",
+    "lseg",
+    "box",
+    "path",
+    "polygon",
+    "circle",
+    "geometry",
+    "geography",
+)
 
 
 def _driver_error(err: BaseException) -> Any:
