@@ -42,6 +42,7 @@ need_pkgs=()
 command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
 # The mysql provider's mysqlclient is built from source against MariaDB's client library.
 command -v pkg-config >/dev/null || need_pkgs+=(pkg-config)
+command -v gcc >/dev/null || need_pkgs+=(gcc)
 pkg-config --exists libmariadb 2>/dev/null || need_pkgs+=(libmariadb-dev)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   say "installing ${need_pkgs[*]} (apt)"
