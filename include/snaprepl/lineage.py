@@ -62,15 +62,20 @@ class _Places:
         dialect: Dialect = self.dialect(a.conn_id)
         schema_a = a.schema if a.schema is not None else self.default_schema(a.conn_id)
         schema_b = b.schema if b.schema is not None else self.default_schema(b.conn_id)
+        if schema_a is None or schema_b is None:
+            return False  # a database that cannot be asked: its tables are not this one
         return dialect.same_name(schema_a, schema_b) and dialect.same_name(a.table, b.table)
 
 
-def _default_schema(conn_id: str) -> str:
+def _default_schema(conn_id: str) -> str | None:
     from snaprepl.snapshot_logs import executable_database
 
-    database = executable_database(conn_id)
-    with database.session() as session:
-        return database.dialect.default_schema(session)
+    try:
+        database = executable_database(conn_id)
+        with database.session() as session:
+            return database.dialect.default_schema(session)
+    except SnapreplError:
+        return None
 
 
 def query_places(conn_id: str, tree: exp.Expression) -> list[Place]:
