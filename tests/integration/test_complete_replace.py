@@ -109,3 +109,32 @@ def test_a_complete_refresh_clears_what_a_forced_purge_left(
     assert (outcome.rows_upserted, outcome.rows_deleted) == (2, 1)
     assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(2, 20), (3, 3), (4, 4)]
     assert api.repl_refresh_inc_snapshot(dst, **kw).rows_upserted == 0
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "mysql"])
+def test_an_incremental_refresh_that_would_orphan_a_child_row_names_the_foreign_key(
+    request, dialect, catalog, settings, refresher, unique_name
+) -> None:
+    db: RealDatabase = request.getfixturevalue(FIXTURE[dialect])
+    src, dst, child = f"{unique_name}_s", f"{unique_name}_d", f"{unique_name}_k"
+    db.run(
+        f"CREATE TABLE {db.q(src)} (id int PRIMARY KEY, v varchar(20))",
+        f"INSERT INTO {db.q(src)} VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+    )
+    kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
+    api.repl_create_snapshot_log(f"{src}@{db.conn_id}", catalog=catalog)
+    api.repl_create_inc_snapshot(None, f"{src}@{db.conn_id}", None, f"{dst}@{db.conn_id}", **kw)
+    db.run(
+        f"CREATE TABLE {db.q(child)} (id int PRIMARY KEY, parent int NOT NULL, "
+        f"FOREIGN KEY (parent) REFERENCES {db.q(dst)} (id))",
+        f"INSERT INTO {db.q(child)} VALUES (10, 1)",
+    )
+    db.run(f"DELETE FROM {db.q(src)} WHERE id = 3")  # not referenced: applied
+    api.repl_refresh_inc_snapshot(f"{dst}@{db.conn_id}", **kw)
+    assert db.rows(f"SELECT id FROM {db.q(dst)} ORDER BY id") == [(1,), (2,)]
+
+    db.run(f"DELETE FROM {db.q(src)} WHERE id = 1")  # referenced by the child row
+    with pytest.raises(RefreshFailed, match=r"incremental refresh of .* would break a foreign key") as failed:
+        api.repl_refresh_inc_snapshot(f"{dst}@{db.conn_id}", **kw)
+    assert "\n" not in str(failed.value) and child in str(failed.value)
+    assert db.rows(f"SELECT id FROM {db.q(dst)} ORDER BY id") == [(1,), (2,)]

@@ -26,7 +26,7 @@ from snaprepl.dialects import Column
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.failures import root_cause
+from snaprepl.refresh.failures import foreign_key_failure
 from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.spark.session import session_of
@@ -121,12 +121,7 @@ def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str
     except Exception as err:
         if not dest.is_foreign_key_violation(err):
             raise
-        raise RefreshFailed(
-            f"complete refresh of {snapshot.sn_name} would break a foreign key: {root_cause(err)}",
-            "rows the source no longer has are still referenced by another table (or new rows reference "
-            "rows that do not exist): fix those rows, or declare the foreign key ON DELETE CASCADE or SET NULL, "
-            "then refresh again; the destination keeps its old content",
-        ) from err
+        raise foreign_key_failure(f"complete refresh of {snapshot.sn_name}", err) from err
 
 
 def _estimate_rows(session: Any, ends: Endpoints, key: list[Column]) -> int | None:

@@ -25,6 +25,7 @@ from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.names import Ident
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.failures import foreign_key_failure
 from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.session import session_of
@@ -214,16 +215,28 @@ def _apply(
     last_ts = None
     for batch in sorted(per_batch):
         counts = per_batch[batch]
-        with ends.dest_db.session() as session:  # one transaction per batch: no commit splits a group
-            if counts.get("D"):
-                session.execute(delete_sql, {"batch": batch})
-            if counts.get("U"):
-                session.execute(upsert_sql, {"batch": batch})
-            entries = [(guid, dest.snaptime_value(ts)) for guid, ts in session.query(entries_sql, {"batch": batch})]
-            check_leases()  # a run taken over (thought dead) commits nothing more
+        statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
+        entries = _apply_batch(ends, batch, statements, entries_sql)
         batch_ts = max(ts for _, ts in entries)
         catalog.record_applied(name, entries, batch_ts)
         upserted += counts.get("U", 0)
         deleted += counts.get("D", 0)
         last_ts = batch_ts
     return upserted, deleted, len(per_batch), last_ts
+
+
+def _apply_batch(ends: Endpoints, batch: int, statements: list[str], entries_sql: str) -> list[tuple[str, Any]]:
+    """One transaction per batch (no commit splits a SNAPTIME group): its deletes and upserts; returns
+    the batch's log entries (RLOG_ROWGUID, SNAPTIME)."""
+    dest = ends.dest_db.dialect
+    try:
+        with ends.dest_db.session() as session:
+            for statement in statements:
+                session.execute(statement, {"batch": batch})
+            entries = [(guid, dest.snaptime_value(ts)) for guid, ts in session.query(entries_sql, {"batch": batch})]
+            check_leases()  # a run taken over (thought dead) commits nothing more
+    except Exception as err:
+        if not dest.is_foreign_key_violation(err):
+            raise
+        raise foreign_key_failure(f"incremental refresh of {ends.snapshot.sn_name}", err) from err
+    return entries
