@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from snaprepl.catalog.store import Catalog, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.dialects import TableInfo
-from snaprepl.errors import InvalidArgument, SnapshotBusy, SnapshotLogInUse
+from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotLogInUse
 from snaprepl.lineage import Place, readers_of
 from snaprepl.names import ResolvedTable
 
@@ -146,3 +146,16 @@ def holding_run_lease(catalog: Catalog, record: SnapshotRecord) -> Iterator[None
         yield
     finally:
         lock.release()
+
+
+def refuse_stale_incremental(record: SnapshotRecord) -> None:
+    """Refuse an incremental refresh of a snapshot the catalog already marks as needing a complete one
+    (a forced purge deleted entries it had not applied), before a Spark job is started for it.
+
+    :raises CompleteRefreshRequired: with the reason recorded, and what to run.
+    """
+    if record.sn_needs_complete:
+        raise CompleteRefreshRequired(
+            f"snapshot {record.sn_name} needs a complete refresh: {record.sn_needs_complete}",
+            f"run UPDATE SNAPSHOT {record.sn_name} AS NONINCREMENTAL, or trigger its DAG with mode nonincremental",
+        )

@@ -35,7 +35,12 @@ from snaprepl.readonly import probe_query
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
-from snaprepl.snapshot_guards import check_drop_with_delete, check_existing_destination, holding_run_lease
+from snaprepl.snapshot_guards import (
+    check_drop_with_delete,
+    check_existing_destination,
+    holding_run_lease,
+    refuse_stale_incremental,
+)
 from snaprepl.snapshot_logs import executable_database
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
@@ -431,6 +436,8 @@ def update_snapshot(
             f"snapshot {record.sn_name} is nonincremental", "refresh it with repl_refresh_noninc_snapshot"
         )
     mode = COMPLETE if nonincremental or not record.incremental else INCREMENTAL
+    if mode == INCREMENTAL and not fallback_complete:
+        refuse_stale_incremental(record)  # known before a job starts
     request = RefreshRequest(
         snapshot=record.sn_name, mode=mode, fallback_complete=fallback_complete, **_request_settings(settings)
     )
@@ -466,6 +473,9 @@ def purge_replay_logs(*, catalog: Catalog, settings: Settings) -> PurgedReplayLo
     for record in catalog.snapshots():
         if record.incremental and record.sn_last_ts is not None:
             deleted[record.sn_name] = catalog.purge_replay_log(record.sn_name, record.sn_last_ts - offset)
+    from snaprepl.refresh.stale import drop_stale_staging
+
+    drop_stale_staging(catalog)  # staging tables runs that died left behind
     return PurgedReplayLogs(deleted)
 
 

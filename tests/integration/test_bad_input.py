@@ -22,7 +22,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -79,6 +79,14 @@ def world(pg_db, mysql_db, sqlite_db, catalog, settings, refresher) -> Iterator[
     api.repl_create_snapshot_pub(f"{tag}_pub@{pg.conn_id}", 2, catalog=catalog)
     api.repl_create_snapshot_log(f"{tag}_gone@{pg.conn_id}", catalog=catalog)
     api.repl_drop_snapshot_log(f"{tag}_gone@{pg.conn_id}", catalog=catalog)
+    # A forced purge (offset 0) deletes what snap had not applied: it needs a complete refresh.
+    purged = api.repl_purge_snapshot_log(
+        f"{src}@{pg.conn_id}",
+        1,
+        catalog=catalog,
+        settings=replace(settings, snp_repl_purge_offset=0, snp_repl_tolerance_offset=0),
+    )
+    assert purged.stale, purged
     # Connections whose URLs carry a password (a database that does not exist; a wrong password).
     secret_pg, secret_my = f"{tag}_secret_pg", f"{tag}_secret_my"
     os.environ[f"AIRFLOW_CONN_{secret_pg.upper()}"] = f"postgresql://postgres:{SECRET}@127.0.0.1:5432/no_db_{tag}"

@@ -224,6 +224,13 @@ ROWS: list[Row] = [
     ("drop-log-in-use", "sql", "DROP SNAPSHOT LOG FOR {src}", "feeds snapshots"),
     ("drop-log-of-publication", "sql", "DROP SNAPSHOT LOG FOR {tag}_pub@{pg}", "bi-directional replication"),
     ("purge-dropped-log", "sql", "PURGE SNAPSHOT LOG FOR {tag}_gone@{pg} FORCE", "there is no snapshot log"),
+    ("refresh-purged-log", "sql", "UPDATE SNAPSHOT {snap}", "needs a complete refresh: forced purge of"),
+    (
+        "fn-refresh-purged-log",
+        "sql",
+        "repl_refresh_inc_snapshot('{snap}')",
+        "UPDATE SNAPSHOT {snap_key} AS NONINCREMENTAL",
+    ),
     ("create-inc-from-dropped-log", "sql", "CREATE SNAPSHOT {tag}_x@{my} FROM {tag}_gone@{pg}", "needs a snapshot log"),
     # conflict resolvers: one that cannot be imported, wrong kinds
     (
