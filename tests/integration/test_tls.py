@@ -5,6 +5,7 @@ one clear line, without the password."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -129,19 +130,19 @@ def test_bidirectional_sync_over_verify_full(tls: Tls) -> None:
     assert PASSWORD not in set_up.stderr + synced.stderr + set_up.stdout + synced.stdout
 
 
-def test_the_providers_give_the_connection_types_and_their_test_button_uses_the_same_extras(tls: Tls) -> None:
-    from airflow.models.connection import Connection
-    from airflow.providers_manager import ProvidersManager
+def test_the_api_server_offers_the_connection_types_and_tests_them_with_the_same_extras(tls: Tls, tmp_path) -> None:
+    """What the UI's connection form and its Test button call, under a real api-server."""
+    from tests.support.airflow_cluster import AirflowCluster
 
-    hooks = ProvidersManager().hooks
-    assert {name: hooks[name].hook_name for name in ("postgres", "mysql", "sqlite")} == {
-        "postgres": "Postgres",
-        "mysql": "MySQL",
-        "sqlite": "Sqlite",
-    }
-    assert Connection.get_connection_from_secrets("tls_src").test_connection() == (
-        True,
-        "Connection successfully tested",
-    )
-    ok, message = Connection.get_connection_from_secrets("tls_plain").test_connection()
-    assert not ok and "no encryption" in message
+    enabled = {"AIRFLOW__CORE__TEST_CONNECTION": "Enabled"}
+    with AirflowCluster(tmp_path / "airflow", env=enabled, components=("api-server",)) as cluster:
+        types = {hook["connection_type"] for hook in cluster.api("GET", "/ui/connections/hook_meta")}
+        assert {"postgres", "mysql", "sqlite", "jdbc"} <= types
+        body = {"connection_id": "tls_button", "conn_type": "postgres", "host": "127.0.0.1", "port": tls.server.port}
+        body |= {"login": "postgres", "password": PASSWORD, "schema": tls.src}
+        verified = json.dumps({"sslmode": "verify-full", "sslrootcert": str(tls.server.ca_cert)})
+        passed = cluster.api("POST", "/api/v2/connections/test", {**body, "extra": verified})
+        assert passed == {"status": True, "message": "Connection successfully tested"}
+        plain = cluster.api("POST", "/api/v2/connections/test", {**body, "extra": json.dumps({"sslmode": "disable"})})
+        assert plain["status"] is False and "no encryption" in plain["message"]
+        assert PASSWORD not in plain["message"]
