@@ -40,9 +40,11 @@ def test_pgjdbc_gets_a_der_key_and_a_pem_key_is_a_clear_error(tmp_path) -> None:
     assert info.sqlalchemy_url().query["sslkey"] == str(pem), "libpq reads PEM"
     with pytest.raises(UnsupportedConnection, match="openssl pkcs8 -topk8") as failure:
         info.jdbc_properties()
-    assert "jdbc_sslkey" in str(failure.value)
-    der = conn("postgres", extra={"sslmode": "require", "sslkey": str(pem), "jdbc_sslkey": "/k.pk8"})
-    assert der.jdbc_properties()["sslkey"] == "/k.pk8"
+    assert f"-out {pem}.pk8" in str(failure.value), "the message says where the converted key goes"
+    (tmp_path / "client.key.pk8").write_bytes(b"\x30\x82binary")
+    assert info.jdbc_properties()["sslkey"] == f"{pem}.pk8"
+    explicit = conn("postgres", extra={"sslmode": "require", "sslkey": str(pem), "jdbc_sslkey": "/k.pk8"})
+    assert explicit.jdbc_properties()["sslkey"] == "/k.pk8"
 
 
 @pytest.mark.parametrize(

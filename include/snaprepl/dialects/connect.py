@@ -158,19 +158,25 @@ def postgres_options(conn_id: str, extra: Mapping[str, Any]) -> DriverOptions:
 
 
 def _jdbc_key(conn_id: str, path: str) -> str:
-    """pgjdbc reads client keys as PKCS-8 DER (or PKCS-12 ``.p12``/``.pfx``), not libpq's PEM."""
+    """pgjdbc reads client keys as PKCS-8 DER (or PKCS-12 ``.p12``/``.pfx``), not libpq's PEM: for a
+    PEM ``sslkey`` it gets ``<sslkey>.pk8`` (or the ``jdbc_sslkey`` extra)."""
+    if not _is_pem(path):
+        return path  # DER, or on another machine (a Spark cluster): the driver says if it cannot read it
+    der = f"{path}.pk8"
+    if Path(der).is_file() and not _is_pem(der):
+        return der
+    raise UnsupportedConnection(
+        f"connection '{conn_id}': the JDBC driver cannot read the PEM key {path}",
+        f"convert it next to it with `openssl pkcs8 -topk8 -inform PEM -outform DER -nocrypt -in {path} -out {der}`",
+    )
+
+
+def _is_pem(path: str) -> bool:
     try:
         with Path(path).open("rb") as handle:
-            pem = handle.read(11) == b"-----BEGIN "
+            return handle.read(11) == b"-----BEGIN "
     except OSError:
-        pem = False  # on another machine (a Spark cluster): the driver says if it cannot read it
-    if pem:
-        raise UnsupportedConnection(
-            f"connection '{conn_id}': the JDBC driver cannot read the PEM key {path}",
-            f"convert it with `openssl pkcs8 -topk8 -inform PEM -outform DER -nocrypt -in {path} -out "
-            f'{path}.pk8` and add the extra "jdbc_sslkey": "{path}.pk8"',
-        )
-    return path
+        return False
 
 
 def mysql_options(conn_id: str, extra: Mapping[str, Any]) -> DriverOptions:
