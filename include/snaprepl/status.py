@@ -12,6 +12,7 @@ from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.errors import SnapreplError
 from snaprepl.refresh.lock import snapshot_lock_name
+from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
 
 
@@ -106,6 +107,7 @@ def _publications(catalog: Catalog, locks: dict[str, tuple[str, str, datetime]],
                 "status": sub.ss_last_status,
                 "error": sub.ss_last_error,
                 "running": _running(locks, f"push:{publication.sp_item}:{sub.ss_server}"),
+                "died": run_state(locks.get(f"push:{publication.sp_item}:{sub.ss_server}"), None),
             }
             replica_log = catalog.log(replica)
             if probe and replica_log is not None:
@@ -127,6 +129,7 @@ def _publications(catalog: Catalog, locks: dict[str, tuple[str, str, datetime]],
                     "error": publication.sp_last_error,
                 },
                 "running": _running(locks, f"pull:{publication.sp_item}"),
+                "died": run_state(locks.get(f"pull:{publication.sp_item}"), None),
                 "resolvers": [
                     {
                         "type": r.cr_type,
@@ -142,8 +145,11 @@ def _publications(catalog: Catalog, locks: dict[str, tuple[str, str, datetime]],
 
 
 def _running(locks: dict[str, tuple[str, str, datetime]], name: str) -> dict[str, Any] | None:
+    """The live run holding lease ``name`` (a dead one is reported by :func:`run_state`)."""
     held = locks.get(name)
-    return {"run_id": held[0], "holder": held[1], "heartbeat": _iso(held[2])} if held else None
+    if not held or run_state(held, None) is not None:
+        return None
+    return {"run_id": held[0], "holder": held[1], "heartbeat": _iso(held[2])}
 
 
 def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
@@ -189,6 +195,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
         logs.append(entry)
     snapshot_entries = []
     for snapshot in snapshots:
+        died = run_state(locks.get(snapshot_lock_name(snapshot.sn_name)), snapshot.sn_last_status)
         entry = {
             "name": snapshot.sn_name,
             "type": "incremental" if snapshot.incremental else "nonincremental",
@@ -202,7 +209,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             "last_refresh": {
                 "at": _iso(snapshot.sn_last_refresh_at),
                 "kind": snapshot.sn_last_refresh_kind,
-                "status": snapshot.sn_last_status,
+                "status": "died" if died and snapshot.sn_last_status == "running" else snapshot.sn_last_status,
                 "error": snapshot.sn_last_error,
                 "rows_copied": snapshot.sn_last_rows_copied,
                 "rows_upserted": snapshot.sn_last_rows_upserted,
@@ -210,6 +217,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
                 "duration_s": snapshot.sn_last_duration_s,
             },
             "running": _running(locks, snapshot_lock_name(snapshot.sn_name)),
+            "died": died,
         }
         if probe and snapshot.incremental:
             entry["pending"] = _pending(snapshot, log_records.get(snapshot.sn_source_table or ""))
@@ -281,6 +289,8 @@ def render_text(status: dict[str, Any]) -> str:
             outcome = f"{last['kind']} ok, {rows} rows, {last['at']}"
         elif last["status"] == "failed":
             outcome = f"failed {last['at']}: {(last['error'] or '')[:80]}"
+        elif last["status"] == "died":
+            outcome = f"DIED: run {entry['died']['run_id'] or '?'}: {entry['died']['why']}"
         pending = entry.get("pending") or {}
         snapshot_rows.append(
             [
@@ -312,6 +322,8 @@ def render_text(status: dict[str, Any]) -> str:
         outcome = last["status"] or "never"
         if last["status"]:
             outcome = f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
+        if publication["died"]:
+            outcome = f"DIED: pull run {publication['died']['run_id']}: {publication['died']['why']}"
         resolvers = ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"])
         pub_rows.append(
             [
@@ -333,6 +345,8 @@ def render_text(status: dict[str, Any]) -> str:
             state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
             if sub["error"]:
                 state += f": {sub['error'][:80]}"
+            if sub["died"]:
+                state = f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
             sub_rows.append(
                 [
                     publication["item"],

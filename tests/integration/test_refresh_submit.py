@@ -213,7 +213,7 @@ def _take_over(marker: str) -> None:
     assert catalog.take_lock(name, expected=run_id, run_id="usurper", holder="elsewhere:1")
 
 
-def test_a_job_dies_with_its_parent(pg_db, catalog, unique_name, tmp_path: Path) -> None:
+def test_a_job_dies_with_its_parent(pg_db, catalog, settings, unique_name, tmp_path: Path) -> None:
     src, dest = f"{unique_name}_s", unique_name
     pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v int)", f"INSERT INTO {src} VALUES (1, 1), (2, 2)")
     own_tmp = {"TMPDIR": str(tmp_path)}
@@ -233,6 +233,10 @@ def test_a_job_dies_with_its_parent(pg_db, catalog, unique_name, tmp_path: Path)
             assert list(private.iterdir()) == [], f"{victim}: the CLI removes its files"
         if victim == "lease":
             catalog.release_lock(next(n for n in catalog.locks() if dest in n), "usurper")
+    from snaprepl.status import collect_status
+
+    [entry] = [s for s in collect_status(catalog, settings, probe=False)["snapshots"] if s["name"].endswith(snapshot)]
+    assert entry["last_refresh"]["status"] == "died" and "is gone" in entry["died"]["why"], entry
     again = snaprepl("sql", f"UPDATE SNAPSHOT {snapshot}", env=own_tmp)
     assert again.returncode == 0, again.stderr[-3000:]
     assert pg_db.rows(f"SELECT id, v FROM {dest} ORDER BY id") == [(1, 100), (2, 2)]
