@@ -13,10 +13,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support.tls_postgres import PASSWORD, TlsServer, tls_only_postgres
+from tests.support.tls_postgres import CERT_USER, PASSWORD, TlsServer, tls_only_postgres
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def tls(catalog: object) -> Iterator[Tls]:
             from snaprepl.db import forget_databases
 
             forget_databases()
-            for conn_id in ("TLS_SRC", "TLS_DST", "TLS_PLAIN", "TLS_OTHER_CA"):
+            for conn_id in ("TLS_SRC", "TLS_DST", "TLS_PLAIN", "TLS_OTHER_CA", "TLS_CERT"):
                 os.environ.pop(f"AIRFLOW_CONN_{conn_id}", None)
 
 
@@ -69,6 +70,27 @@ def test_verify_full_connects_over_tls_and_checks_the_servers_certificate(tls: T
         pass
     assert "certificate verify failed" in str(failure.value)
     assert "sslrootcert" in str(failure.value), "the hint names the extra to fix"
+
+
+def test_a_client_certificate_logs_in_through_libpq_and_pgjdbc(tls: Tls, spark: Any) -> None:
+    """pg_hba ``cert``: the PEM key serves libpq, its PKCS-8 DER twin ``client.key.pk8`` serves pgjdbc."""
+    from snaprepl.connections import get_connection
+    from snaprepl.db import Database
+    from snaprepl.dialects import Column
+    from snaprepl.spark.io import SparkJdbc
+
+    tls.server.psql(tls.src, "CREATE TABLE certs (id int PRIMARY KEY); INSERT INTO certs VALUES (1), (2), (3)")
+    tls.server.psql(tls.src, f"GRANT SELECT ON certs TO {CERT_USER}")
+    files = {"sslcert": str(tls.server.directory / "client.crt"), "sslkey": str(tls.server.directory / "client.key")}
+    os.environ["AIRFLOW_CONN_TLS_CERT"] = tls.server.conn_json(
+        tls.src, login=CERT_USER, password=None, sslmode="verify-full", sslrootcert=str(tls.server.ca_cert), **files
+    )
+    conn = get_connection("tls_cert")
+    with Database(conn).session() as session:
+        assert session.query("SELECT current_user, count(*) FROM certs") == [(CERT_USER, 3)]
+    assert conn.jdbc_properties()["sslkey"] == files["sslkey"] + ".pk8"
+    rows = SparkJdbc(conn).read(spark, "SELECT id FROM certs", [Column("id", "integer")]).collect()
+    assert sorted(row[0] for row in rows) == [1, 2, 3]
 
 
 def test_a_connection_without_tls_gets_one_clear_line_without_the_password(tls: Tls) -> None:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PASSWORD = "Tls-s3cret-pw"
+#: The role that logs in with a client certificate (pg_hba ``cert``), no password.
+CERT_USER = "certuser"
 
 
 @dataclass(frozen=True)
@@ -32,21 +34,12 @@ class TlsServer:
     other_ca_cert: Path
     directory: Path
 
-    def conn_json(self, database: str, **extra: str) -> str:
+    def conn_json(self, database: str, login: str = "postgres", password: str | None = PASSWORD, **extra: str) -> str:
         """An ``AIRFLOW_CONN_*`` value (JSON) for ``database`` with the given extras."""
         import json
 
-        return json.dumps(
-            {
-                "conn_type": "postgres",
-                "host": "127.0.0.1",
-                "port": self.port,
-                "login": "postgres",
-                "password": PASSWORD,
-                "schema": database,
-                "extra": extra,
-            }
-        )
+        fields = {"conn_type": "postgres", "host": "127.0.0.1", "port": self.port, "login": login, "schema": database}
+        return json.dumps({**fields, "password": password, "extra": extra})
 
     def psql(self, database: str, sql: str) -> str:
         """Run SQL over the server's Unix socket (trusted locally), return psql's output."""
@@ -89,6 +82,14 @@ def _make_certificates(directory: Path) -> None:
     (directory / "san.ext").write_text("subjectAltName = IP:127.0.0.1, DNS:localhost\n")
     _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
              "-days", "2", "-extfile", "san.ext", "-out", "server.crt", cwd=directory)  # fmt: skip
+    # A client certificate for CERT_USER; its key as PEM (libpq) and as PKCS-8 DER beside it (pgjdbc).
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={CERT_USER}", "-keyout", "client.key",
+             "-out", "client.csr", cwd=directory)  # fmt: skip
+    _openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-days", "2", "-out", "client.crt", cwd=directory)  # fmt: skip
+    _openssl("pkcs8", "-topk8", "-inform", "PEM", "-outform", "DER", "-nocrypt", "-in", "client.key",
+             "-out", "client.key.pk8", cwd=directory)  # fmt: skip
+    (directory / "client.key").chmod(0o600)
 
 
 def _as_server_user(command: list[str]) -> list[str]:
@@ -106,7 +107,7 @@ def tls_only_postgres() -> Iterator[TlsServer]:
         if os.geteuid() == 0:
             account = pwd.getpwnam("postgres")
             os.chmod(directory, 0o755)
-            for name in ("server.key", "server.crt"):
+            for name in ("server.key", "server.crt", "ca.crt"):
                 os.chown(directory / name, account.pw_uid, account.pw_gid)
             os.chown(directory, account.pw_uid, account.pw_gid)
         (directory / "server.key").chmod(0o600)
@@ -121,10 +122,12 @@ def tls_only_postgres() -> Iterator[TlsServer]:
             conf.write(
                 f"port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{directory}'\n"
                 f"ssl = on\nssl_cert_file = '{directory}/server.crt'\nssl_key_file = '{directory}/server.key'\n"
+                f"ssl_ca_file = '{directory}/ca.crt'\n"
                 "fsync = off\nshared_buffers = 16MB\nmax_connections = 40\nlog_connections = on\n"
             )
         (data / "pg_hba.conf").write_text(
-            "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\nhostssl all all ::1/128 scram-sha-256\n"
+            f"local all all trust\nhostssl all {CERT_USER} 127.0.0.1/32 cert\n"
+            "hostssl all all 127.0.0.1/32 scram-sha-256\nhostssl all all ::1/128 scram-sha-256\n"
         )
         subprocess.run(
             _as_server_user([_bin("pg_ctl"), "-D", str(data), "-l", str(directory / "server.log"), "-w", "start"]),
@@ -135,6 +138,7 @@ def tls_only_postgres() -> Iterator[TlsServer]:
         proc_pid = int((data / "postmaster.pid").read_text().splitlines()[0])
         server = TlsServer(port, directory / "ca.crt", directory / "other_ca.crt", directory)
         server.psql("postgres", f"ALTER USER postgres PASSWORD '{PASSWORD}'")
+        server.psql("postgres", f"CREATE ROLE {CERT_USER} LOGIN")
         yield server
     finally:
         _stop(data, proc_pid)
