@@ -46,7 +46,7 @@ class Settings:
         off, the other DAGs load and the bad record shows as an import error naming it.
     :param execution_timeout_minutes: ``execution_timeout`` of refresh, pull and push tasks (0: none).
     :param busy_wait_seconds: a task that finds its snapshot or publication busy with another run is
-        rescheduled this many seconds later instead of failing.
+        rescheduled this many seconds later instead of failing (15 at least).
     :param pool: Airflow pool of every refresh, pull and push task ("": Airflow's default pool).
     :param pool_per_connection: put each task in the pool ``snaprepl__<source conn id>`` instead
         (the pools must exist in Airflow).
@@ -95,8 +95,10 @@ class Settings:
             raise InvalidArgument("refresh_commit_rows must be at least 1")
         if self.lock_timeout_seconds < 1 or self.statement_timeout_seconds < 0:
             raise InvalidArgument("lock_timeout_seconds must be 1 or more, statement_timeout_seconds 0 or more")
-        if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 1:
-            raise InvalidArgument("execution_timeout_minutes must be 0 or more, busy_wait_seconds 1 or more")
+        if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 15:
+            # Sooner, Airflow 3.3's scheduler can queue the task again before it has processed the end
+            # of its previous attempt, and then takes that end for an external kill (a retry).
+            raise InvalidArgument("execution_timeout_minutes must be 0 or more, busy_wait_seconds 15 or more")
 
     @classmethod
     def load(cls) -> Settings:

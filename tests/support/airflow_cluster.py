@@ -89,6 +89,8 @@ class AirflowCluster:
         ``AIRFLOW__*`` setting in it that the cluster defines itself is overridden.
     :param components: the ``airflow`` sub-commands to run.
     :param startup_timeout: seconds to wait for every component to report healthy.
+    :param database_url: the metadata database (default: SQLite in ``home``). Airflow refuses to
+        create backfills on SQLite while other components write: give a ``postgresql://`` URL for those.
     """
 
     def __init__(
@@ -99,11 +101,13 @@ class AirflowCluster:
         base_env: Mapping[str, str] | None = None,
         components: Sequence[str] = COMPONENTS,
         startup_timeout: float = 120,
+        database_url: str | None = None,
     ) -> None:
         self.home = Path(home)
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.database_url = f"sqlite:///{self.home / 'airflow.db'}"
+        #: The metadata database, also the snaprepl catalog (as an Airflow connection URI).
+        self.database_url = database_url or f"sqlite:///{self.home / 'airflow.db'}"
         self.components = tuple(components)
         self.startup_timeout = startup_timeout
         self.process_logs = self.home / "processes"
@@ -113,7 +117,9 @@ class AirflowCluster:
         self.env.update(
             {
                 "AIRFLOW_HOME": str(self.home),
-                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.database_url,
+                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.database_url.replace(
+                    "postgresql://", "postgresql+psycopg2://", 1
+                ),
                 "AIRFLOW__DATABASE__EXTERNAL_DB_MANAGERS": "snaprepl.catalog.db_manager.SnapreplDBManager",
                 # Tasks and DAG parsing cannot see the metadata database: they read the catalog here.
                 "AIRFLOW_CONN_SNAPREPL_CATALOG": self.database_url,
@@ -279,11 +285,19 @@ class AirflowCluster:
         request.add_header("Accept", "application/json")
         if data is not None:
             request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as err:
-            raise AssertionError(f"{method} {path}: HTTP {err.code}: {err.read().decode(errors='replace')}") from None
+        for attempt in range(5):
+            try:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
+                    payload = response.read()
+                break
+            except urllib.error.HTTPError as err:
+                detail = err.read().decode(errors="replace")
+                # SQLite lets one process write at a time: a request that met a busy database committed
+                # nothing and can be sent again.
+                if err.code == 500 and "Database error" in detail and attempt < 4:
+                    time.sleep(1 + attempt)
+                    continue
+                raise AssertionError(f"{method} {path}: HTTP {err.code}: {detail}") from None
         return json.loads(payload) if payload else None
 
     # ------------------------------------------------------------------ DAGs and runs
@@ -325,6 +339,29 @@ class AirflowCluster:
         quoted = urllib.parse.quote(dag_id, safe="")
         run = self.api("POST", f"/api/v2/dags/{quoted}/dagRuns", {"logical_date": None, "conf": dict(conf or {})})
         return run["dag_run_id"]
+
+    def backfill(self, dag_id: str, from_date: str, to_date: str, **options: Any) -> dict[str, Any]:
+        """Create a backfill as a user does (``POST /api/v2/backfills``); return it (``id`` ...)."""
+        return self.api(
+            "POST", "/api/v2/backfills", {"dag_id": dag_id, "from_date": from_date, "to_date": to_date, **options}
+        )
+
+    def dag_runs(self, dag_id: str, run_type: str | None = None) -> list[dict[str, Any]]:
+        """Every run of ``dag_id`` (of one type: ``backfill``, ``scheduled``, ``manual``)."""
+        query = "?limit=100" + (f"&run_type={run_type}" if run_type else "")
+        return self.api("GET", f"/api/v2/dags/{urllib.parse.quote(dag_id, safe='')}/dagRuns{query}")["dag_runs"]
+
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str = "return_value") -> Any:
+        """A task's XCom value as Airflow stored it (JSON)."""
+        path = (
+            f"/api/v2/dags/{urllib.parse.quote(dag_id, safe='')}/dagRuns/{urllib.parse.quote(run_id, safe='')}"
+            f"/taskInstances/{urllib.parse.quote(task_id, safe='')}/xcomEntries/{key}"
+        )
+        value = self.api("GET", path)["value"]
+        return json.loads(value) if isinstance(value, str) and value[:1] in "[{" else value
+
+    def import_errors(self) -> list[dict[str, Any]]:
+        return self.api("GET", "/api/v2/importErrors").get("import_errors") or []
 
     def run_state(self, dag_id: str, run_id: str) -> str:
         path = f"/api/v2/dags/{urllib.parse.quote(dag_id, safe='')}/dagRuns/{urllib.parse.quote(run_id, safe='')}"

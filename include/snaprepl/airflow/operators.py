@@ -143,7 +143,12 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         backfill = self._backfill(context)
         if backfill is not None and (done := backfills.done(catalog, backfill, record.sn_name)) is not None:
             self.log.info("%s: nothing to do", done)
-            return {"snapshot": record.sn_name, "backfill_id": backfill, "skipped": str(done), "by_run": done.run_id}
+            return {
+                "snapshot": record.sn_name,
+                "backfill_id": backfill,
+                "already_done": str(done),
+                "by_run": done.run_id,
+            }
         self._wait_if_busy(catalog, snapshot_lock_name(record.sn_name), f"snapshot {record.sn_name}", settings)
         result = self._refresh(context, catalog, record, mode, fallback, settings)
         if backfill is not None:
@@ -231,7 +236,7 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         target = f"{step}:{self.item}:{self.server}"
         if backfill is not None and (done := backfills.done(catalog, backfill, target)) is not None:
             self.log.info("%s: nothing to do", done)
-            return [{"backfill_id": backfill, "skipped": str(done), "by_run": done.run_id}]
+            return [{"backfill_id": backfill, "already_done": str(done), "by_run": done.run_id}]
         lease = f"pull:{self.item}" if step == "pull" else f"push:{self.item}:{self.server}"
         self._wait_if_busy(catalog, lease, f"publication {self.item} ({step} {self.server})", settings)
         outcomes = self._sync(context, catalog, step, settings)
