@@ -14,6 +14,7 @@ import argparse
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -177,6 +178,8 @@ def run_and_kill(statement: str, victim: str, moment: float, env: dict[str, str]
             jvm, driver = job_processes(cli.pid)
             target = {"cli": cli.pid, "jvm": jvm, "driver": driver}[victim]
             if target:
+                marked = leftovers(cli.pid)  # the check after the kill must see what it looks for
+                assert victim == "cli" or target in marked, f"{target} does not carry the run's mark: {marked}"
                 kill_quietly(target, signal.SIGKILL)
                 outcome = f"killed the {victim} at {elapsed:.1f}s"
                 break
@@ -187,7 +190,7 @@ def run_and_kill(statement: str, victim: str, moment: float, env: dict[str, str]
 
 def leftovers(cli_pid: int) -> list[int]:
     """Live processes started for the CLI ``cli_pid``'s job (they carry its pid in SNAPREPL_SUBMITTER)."""
-    return [p for p in mentioning(f"SNAPREPL_SUBMITTER={cli_pid}:") if alive(p)]
+    return [p for p in mentioning(f"SNAPREPL_SUBMITTER={socket.gethostname()}:{cli_pid}:") if alive(p)]
 
 
 def test_kill_campaign(pg_db, mysql_db, kc_servers, in_process, tmp_path: Path) -> None:
@@ -215,7 +218,7 @@ def test_kill_campaign(pg_db, mysql_db, kc_servers, in_process, tmp_path: Path) 
         campaign.change(kind, rng)
         outcome, cli_pid = run_and_kill(campaign.statements[kind], victim, moment, env)
         context = f"seed {seed}, round {number}: {kind}, {outcome}"
-        tally[(kind, outcome.split(" at ")[0])] += 1
+        tally[f"{kind}/{victim}/{'killed' if outcome.startswith('killed') else 'finished first'}"] += 1
         assert wait_for(lambda pid=cli_pid: not leftovers(pid), 30), f"{context}: processes left {leftovers(cli_pid)}"
         if outcome.startswith("killed"):
             campaign.run(campaign.statements[kind])
@@ -224,4 +227,5 @@ def test_kill_campaign(pg_db, mysql_db, kc_servers, in_process, tmp_path: Path) 
         credentials = list(private.rglob("snaprepl-conns-*"))
         assert credentials == [], f"{context}: credentials left: {credentials}"
     per_round = (time.monotonic() - started) / max(ROUNDS, 1)
-    print(f"kill campaign: {ROUNDS} rounds in {per_round * ROUNDS:.0f}s ({per_round:.1f}s a round): {dict(tally)}")
+    rounds = ", ".join(f"{k} {n}" for k, n in sorted(tally.items()))
+    print(f"kill campaign: {ROUNDS} rounds in {per_round * ROUNDS:.0f}s ({per_round:.1f}s a round): {rounds}")

@@ -19,13 +19,14 @@ import ctypes
 import os
 import select
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-#: Environment variable naming the submitting process as ``<pid>:<start time>``.
+#: Environment variable naming the submitting process as ``<host>:<pid>:<start time>``.
 SUBMITTER_ENV = "SNAPREPL_SUBMITTER"
 #: Environment variable carrying the run id to every process of a job (to find them, e.g. in tests).
 RUN_ID_ENV = "SNAPREPL_RUN_ID"
@@ -53,7 +54,7 @@ def running(pid: int, start: str) -> bool:
 
 def submitter_token() -> str:
     """This process as the submitter of a job (the value of :data:`SUBMITTER_ENV`)."""
-    return f"{os.getpid()}:{process_start(os.getpid())}"
+    return f"{socket.gethostname()}:{os.getpid()}:{process_start(os.getpid())}"
 
 
 # ------------------------------------------------------------------ driver side
@@ -96,9 +97,12 @@ def die_with_parent() -> None:
 
 
 def watch_submitter(token: str) -> None:
-    """Exit as soon as the submitter named by ``token`` (``pid:start``) is gone."""
-    pid_text, _, start = token.partition(":")
-    if not pid_text.isdigit():
+    """Exit as soon as the submitter named by ``token`` (``host:pid:start``) is gone. A submitter on
+    another host (a driver in cluster mode) cannot be watched from here."""
+    parts = token.split(":")
+    host = parts[0] if len(parts) == 3 else ""
+    pid_text, start = parts[-2:] if len(parts) >= 2 else ("", "")
+    if (host and host != socket.gethostname()) or not pid_text.isdigit():
         return
     pid = int(pid_text)
     handle: int | None = None
