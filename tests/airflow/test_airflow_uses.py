@@ -1,0 +1,324 @@
+"""snaprepl as its users run it, under a real Airflow (api-server, scheduler, dag-processor): UI
+triggers through the REST API with conf, schedules, backfills, and all three at once.
+
+One deployment serves the module, with Airflow's own default of pausing new DAGs
+(``dags_are_paused_at_creation = True``): snaprepl's DAGs must run anyway. The source is a
+PostgreSQL table, the destination and the subscriber SQLite files, the catalog the cluster's SQLite
+metadata database; ``busy_wait_seconds`` is short so that waiting tasks come back within the test.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import sqlalchemy as sa
+
+from snaprepl.airflow.naming import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
+from snaprepl.catalog import lease_log
+from snaprepl.catalog import models as m
+from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url, utcnow
+from snaprepl.refresh.lock import RunLock, snapshot_lock_name
+from tests.support.airflow_cluster import AirflowCluster
+from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+SRC, DST, SUB = "uses_src", "uses_dst", "uses_sub"
+HOURLY = "0 * * * *"
+
+
+@dataclass
+class Deployment:
+    cluster: AirflowCluster
+    catalog: Catalog
+    source: RealDatabase
+    dest: RealDatabase
+    subscriber: RealDatabase
+    table: str
+    snapshot: str
+    dag_id: str
+
+    def sql(self, statements: str) -> None:
+        done = self.cluster.run([sys.executable, "-m", "snaprepl", "sql", statements])
+        assert done.returncode == 0, f"snaprepl sql failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+    def rows(self, db: RealDatabase, table: str) -> list[tuple]:
+        return db.rows(f"SELECT id, v FROM {db.q(table)} ORDER BY id")
+
+    def wait_for_schedule(self, dag_id: str, timeout: float = 90) -> None:
+        """Wait until the dag-processor has seen the DAG's (new) schedule."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.cluster.api("GET", f"/api/v2/dags/{dag_id}").get("timetable_summary") == HOURLY:
+                return
+            time.sleep(1)
+        self.cluster.fail(f"{dag_id} got no schedule within {timeout} s")
+
+    def backfill(self, dag_id: str, from_date: str, to_date: str, **options: object) -> dict:
+        """Create a backfill, once the DAG version that has the new schedule is the latest one."""
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                return self.cluster.backfill(dag_id, from_date, to_date, **options)
+            except AssertionError as err:
+                if "non-periodic schedule" not in str(err) or time.monotonic() > deadline:
+                    raise
+            time.sleep(2)
+
+    def wait_for_runs(self, dag_id: str, run_ids: list[str], timeout: float = 420) -> None:
+        deadline = time.monotonic() + timeout
+        for run_id in run_ids:
+            self.cluster.wait_for_run(dag_id, run_id, timeout=max(deadline - time.monotonic(), 10))
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase) -> Iterator[Deployment]:
+    table = f"u_{uuid.uuid4().hex[:10]}"
+    pg_db.run(
+        f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40))",
+        f"INSERT INTO {table} VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+    )
+    # A PostgreSQL metadata database, as deployed: Airflow creates no backfill on a busy SQLite one.
+    metadata_db = f"snaprepl_af_{uuid.uuid4().hex[:10]}"
+    with pg_admin_connect() as conn:
+        conn.cursor().execute(f'CREATE DATABASE "{metadata_db}"')
+    files = tmp_path_factory.mktemp("uses-files")
+    dest = RealDatabase("sqlite", DST, str(files / "dest.db"))
+    subscriber = RealDatabase("sqlite", SUB, str(files / "sub.db"))
+    cluster = AirflowCluster(
+        tmp_path_factory.mktemp("airflow-uses"),
+        env={
+            f"AIRFLOW_CONN_{SRC.upper()}": f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{pg_db.name}",
+            f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{dest.name}",
+            f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{subscriber.name}",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # Airflow's default
+            "AIRFLOW__SNAPREPL__BUSY_WAIT_SECONDS": "15",
+        },
+        database_url=f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{metadata_db}",
+    )
+    catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
+    deployed = Deployment(cluster, catalog, pg_db, dest, subscriber, table, f"main.{table}@{DST}", "")
+    deployed.dag_id = snapshot_dag_id(deployed.snapshot)
+    try:
+        cluster.start(
+            while_booting=lambda: deployed.sql(
+                f"CREATE SNAPSHOT LOG FOR {table}@{SRC}; CREATE SNAPSHOT {table}@{DST} FROM {table}@{SRC}"
+            )
+        )
+        cluster.wait_for_dag(deployed.dag_id)
+        yield deployed
+    finally:
+        catalog.dispose()
+        cluster.stop()
+        with pg_admin_connect() as conn:
+            conn.cursor().execute(f'DROP DATABASE IF EXISTS "{metadata_db}" WITH (FORCE)')
+
+
+def test_snaprepl_dags_are_unpaused_where_airflow_pauses_new_dags(deployment: Deployment) -> None:
+    d = deployment
+    for dag_id in (d.dag_id, LOG_PURGE_DAG, RPLOG_PURGE_DAG):
+        assert d.cluster.api("GET", f"/api/v2/dags/{dag_id}")["is_paused"] is False, dag_id
+    # The purge DAGs have a schedule and catchup is off: each has run for its latest interval already.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not d.cluster.dag_runs(LOG_PURGE_DAG, "scheduled"):
+        time.sleep(2)
+    [run] = d.cluster.dag_runs(LOG_PURGE_DAG, "scheduled")
+    d.cluster.wait_for_run(LOG_PURGE_DAG, run["dag_run_id"])
+
+
+def test_the_trigger_form_reads_well_and_refuses_what_a_snapshot_cannot_do(deployment: Deployment) -> None:
+    d = deployment
+    full = f"main.full_{uuid.uuid4().hex[:6]}@{DST}"
+    d.catalog.add_snapshot(
+        SnapshotRecord(
+            sn_name=full, sn_query=f"SELECT * FROM {d.table}@{SRC}", sn_source_conn=SRC, sn_dest_conn=DST,
+            sn_dest_schema="main", sn_dest_table=full[5:].split("@", maxsplit=1)[0], sn_created_at=utcnow(),
+        ),
+        AssertionError("exists"),
+    )  # fmt: skip
+    d.cluster.wait_for_dag(snapshot_dag_id(full))
+
+    params = d.cluster.api("GET", f"/api/v2/dags/{d.dag_id}/details")["params"]
+    assert params["mode"]["schema"]["title"] == "Refresh mode" and params["mode"]["description"]
+    assert params["mode"]["schema"]["values_display"]["nonincremental"].startswith("nonincremental: replace")
+    assert params["fallback_complete"]["schema"]["title"]
+    full_params = d.cluster.api("GET", f"/api/v2/dags/{snapshot_dag_id(full)}/details")["params"]
+    assert full_params["mode"]["schema"]["enum"] == ["nonincremental"] and "fallback_complete" not in full_params
+    with pytest.raises(AssertionError, match="HTTP 400"):
+        d.cluster.trigger(snapshot_dag_id(full), conf={"mode": "incremental"})
+    with pytest.raises(AssertionError, match="HTTP 400"):
+        d.cluster.trigger(d.dag_id, conf={"mode": "sideways"})
+    d.catalog.delete_snapshot(full)
+
+
+def test_odd_names_each_get_a_dag_and_a_bad_record_is_an_import_error_naming_it(deployment: Deployment) -> None:
+    d = deployment
+    names = [f"main.with space@{DST}", f"main.with_space@{DST}", f"main.ünïcødé@{DST}"]
+    for name in names:
+        table = name[5:].split("@")[0]
+        d.catalog.add_snapshot(
+            SnapshotRecord(
+                sn_name=name, sn_query="SELECT 1 AS x", sn_source_conn=SRC, sn_dest_conn=DST,
+                sn_dest_schema="main", sn_dest_table=table, sn_created_at=utcnow(),
+            ),
+            AssertionError("exists"),
+        )  # fmt: skip
+    try:
+        for name in names:
+            d.cluster.wait_for_dag(snapshot_dag_id(name))
+        assert len({snapshot_dag_id(n) for n in names}) == 3
+
+        d.catalog.update_snapshot(names[0], sn_schedule="every tuesday")
+        errors = _wait_for_import_error(d.cluster, f"snapshot {names[0]}")
+        assert "AirflowTimetableInvalid" in errors and "snaprepl_catalog_check.py" in str(d.cluster.import_errors())
+        for dag_id in (d.dag_id, snapshot_dag_id(names[1]), snapshot_dag_id(names[2])):
+            assert d.cluster.api("GET", f"/api/v2/dags/{dag_id}")["is_stale"] is False, dag_id
+    finally:
+        for name in names:
+            d.catalog.delete_snapshot(name)
+    deadline = time.monotonic() + 60
+    while d.cluster.import_errors() and time.monotonic() < deadline:
+        time.sleep(2)
+    assert d.cluster.import_errors() == []
+
+
+def test_a_backfill_a_manual_run_and_a_scheduled_run_at_once_wait_for_each_other(deployment: Deployment) -> None:
+    d = deployment
+    src = d.source.q(d.table)
+    d.source.run(f"INSERT INTO {src} VALUES (4, 'four')", f"UPDATE {src} SET v = 'TWO' WHERE id = 2")
+    d.dest.run(f"INSERT INTO {d.dest.q(d.table)} VALUES (99, 'stray')")  # only a complete refresh removes it
+    lease = snapshot_lock_name(d.snapshot)
+    holder = RunLock(d.catalog, lease, "test-holder", what="the test's run")
+    holder.acquire()  # another live run (this test process) holds the snapshot
+    try:
+        d.catalog.update_snapshot(d.snapshot, sn_schedule=HOURLY)
+        d.wait_for_schedule(d.dag_id)
+        backfill = d.backfill(d.dag_id, "2024-06-01T00:00:00Z", "2024-06-01T02:00:00Z")
+        manual = d.cluster.trigger(d.dag_id)
+        _wait_for_log(d.cluster, d.dag_id, "busy with run test-holder")
+    finally:
+        holder.release()
+    backfill_runs = sorted(r["dag_run_id"] for r in d.cluster.dag_runs(d.dag_id, "backfill"))
+    assert len(backfill_runs) == 3, backfill_runs
+    scheduled = [r["dag_run_id"] for r in d.cluster.dag_runs(d.dag_id, "scheduled")]
+    assert scheduled, "the schedule made no run"
+    d.wait_for_runs(d.dag_id, [*backfill_runs, manual, *scheduled])
+
+    every_ti = [ti for run in [*backfill_runs, manual, *scheduled] for ti in d.cluster.task_instances(d.dag_id, run)]
+    assert {ti["state"] for ti in every_ti} == {"success"}
+    results = {run: d.cluster.xcom(d.dag_id, run, "refresh") for run in backfill_runs}
+    refreshed = [run for run, r in results.items() if "already_done" not in r]
+    assert len(refreshed) == 1 and results[refreshed[0]]["kind"] == "complete", results
+    for run, result in results.items():
+        if run not in refreshed:
+            assert "complete refresh" in result["already_done"] and "already happened" in result["already_done"]
+            assert result["by_run"] == refreshed[0] and result["backfill_id"] == str(backfill["id"])
+            assert "already happened" in d.cluster.task_log(d.dag_id, run)
+    with d.catalog.begin() as conn:
+        recorded = conn.execute(sa.select(m.SYS_REPL_BACKFILL)).fetchall()
+        leases = lease_log.history(conn, lease)
+    assert [(r.BF_ID, r.BF_TARGET, r.BF_RUN_ID) for r in recorded] == [(str(backfill["id"]), d.snapshot, refreshed[0])]
+    assert lease_log.overlaps(leases) == [], leases
+    holders = [lease.run_id for lease in leases]
+    # The test's own run, then at least the backfill's complete refresh, the manual and the scheduled run.
+    assert "test-holder" in holders and len(holders[holders.index("test-holder") + 1 :]) >= 3, holders
+    assert {ti["try_number"] for ti in every_ti} == {1}, "waiting for the lease used a retry"
+    assert d.rows(d.dest, d.table) == d.rows(d.source, d.table) == [(1, "one"), (2, "TWO"), (3, "three"), (4, "four")]
+
+
+@dataclass
+class Publication:
+    table: str
+    item: str
+    dag_id: str
+    server: str
+
+
+@pytest.fixture(scope="module")
+def publication(deployment: Deployment) -> Publication:
+    d = deployment
+    table = f"p_{uuid.uuid4().hex[:10]}"
+    d.source.run(f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40))", f"INSERT INTO {table} VALUES (1, 'a')")
+    d.sql(
+        f"REPL_CREATE_SNAPSHOT_PUB('{table}@{SRC}', 2); "
+        f"REPL_CREATE_SNAPSHOT_SUB(REPL_SNP_SERVER('{SUB}'), '{table}@{SRC}', 2); "
+        f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{SUB}'), '{table}@{SRC}', 2)"
+    )
+    item = f"public.{table}@{SRC}"
+    d.cluster.wait_for_dag(publication_dag_id(item))
+    [subscription] = d.catalog.subscriptions(item)
+    return Publication(table, item, publication_dag_id(item), subscription.ss_server)
+
+
+def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, publication: Publication) -> None:
+    d, p = deployment, publication
+    d.subscriber.run(f"INSERT INTO {p.table} (id, v) VALUES (2, 'from sub')")
+    d.source.run(f"INSERT INTO {p.table} (id, v) VALUES (3, 'from pub')")
+
+    pull = d.cluster.trigger(p.dag_id, conf={"direction": "pull only"})
+    d.cluster.wait_for_run(p.dag_id, pull, timeout=300)
+    states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, pull)}
+    assert states == {f"pull__{p.server}": "success", f"push__{p.server}": "skipped"}, states
+    assert d.rows(d.source, p.table) == [(1, "a"), (2, "from sub"), (3, "from pub")]
+    assert d.rows(d.subscriber, p.table) == [(1, "a"), (2, "from sub")], "nothing was pushed"
+
+    push = d.cluster.trigger(p.dag_id, conf={"direction": "push only"})
+    d.cluster.wait_for_run(p.dag_id, push, timeout=300)
+    states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, push)}
+    assert states == {f"pull__{p.server}": "skipped", f"push__{p.server}": "success"}, states
+    assert d.rows(d.subscriber, p.table) == d.rows(d.source, p.table)
+    with pytest.raises(AssertionError, match="HTTP 400"):
+        d.cluster.trigger(p.dag_id, conf={"direction": "sideways"})
+
+
+def test_a_backfill_of_a_sync_pulls_then_reloads_each_replica_once(
+    deployment: Deployment, publication: Publication
+) -> None:
+    d, p = deployment, publication
+    d.subscriber.run(f"UPDATE {p.table} SET v = 'changed on sub' WHERE id = 1")
+    d.catalog.update_publication(p.item, sp_schedule=HOURLY)
+    d.wait_for_schedule(p.dag_id)
+    before = d.catalog.subscription(p.server, p.item)
+
+    backfill = d.backfill(p.dag_id, "2024-06-01T00:00:00Z", "2024-06-01T01:00:00Z", max_active_runs=1)
+    runs = sorted(r["dag_run_id"] for r in d.cluster.dag_runs(p.dag_id, "backfill"))
+    assert len(runs) == 2, runs
+    d.wait_for_runs(p.dag_id, [*runs, *(r["dag_run_id"] for r in d.cluster.dag_runs(p.dag_id, "scheduled"))])
+
+    pushes = {run: d.cluster.xcom(p.dag_id, run, f"push__{p.server}") for run in runs}
+    reloads = [run for run, outcomes in pushes.items() if "already_done" not in outcomes[0]]
+    assert len(reloads) == 1 and pushes[reloads[0]][0]["step"] == "init", pushes
+    [other] = [run for run in runs if run not in reloads]
+    assert "already happened" in pushes[other][0]["already_done"] and pushes[other][0]["backfill_id"] == str(
+        backfill["id"]
+    )
+    after = d.catalog.subscription(p.server, p.item)
+    assert before is not None and after is not None and after.ss_last_push_at > before.ss_last_push_at
+    # The subscriber's change was pulled before the reload, so the reload kept it.
+    assert d.rows(d.subscriber, p.table) == d.rows(d.source, p.table)
+    assert d.rows(d.source, p.table)[0] == (1, "changed on sub")
+
+
+def _wait_for_import_error(cluster: AirflowCluster, text: str, timeout: float = 90) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = "\n".join(e.get("stack_trace", "") for e in cluster.import_errors())
+        if text in found:
+            return found
+        time.sleep(2)
+    cluster.fail(f"no import error mentions {text!r}: {cluster.import_errors()}")
+
+
+def _wait_for_log(cluster: AirflowCluster, dag_id: str, text: str, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(text in path.read_text(errors="replace") for path in cluster.task_log_files(dag_id)):
+            return
+        cluster.check_alive()
+        time.sleep(1)
+    cluster.fail(f"no task log of {dag_id} says {text!r} within {timeout} s", dag_id=dag_id)
