@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from snaprepl.airflow.naming import dag_id_collision
 from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
@@ -201,6 +202,8 @@ def _register_and_fill(
     settings: Settings,
     refresher: Refresher,
 ) -> CreatedSnapshot:
+    if (other := dag_id_collision(catalog, record.sn_name)) is not None:
+        raise SnapshotExists(f"snapshot {record.sn_name} would share its Airflow DAG id with {other}", "rename it")
     if create_sql:
         with dest_db.session() as session:
             session.execute(create_sql)

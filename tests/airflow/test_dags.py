@@ -136,3 +136,30 @@ def test_airflow_dags_test_runs_a_generated_dag(snapshots, pg_db, sqlite_db) -> 
     assert result.returncode == 0, output[-4000:]
     assert "state=success" in output
     assert sorted(sqlite_db.rows("SELECT id, v FROM dag_copy")) == [(1, "changed"), (2, "b")]
+
+
+def test_a_name_whose_dag_id_another_snapshot_has_is_refused_at_creation(
+    snapshots, pg_db, sqlite_db, catalog, settings, refresher, monkeypatch
+) -> None:
+    from snaprepl.airflow import naming
+    from snaprepl.catalog.store import SnapshotRecord, utcnow
+    from snaprepl.errors import SnapshotExists
+
+    monkeypatch.setattr(naming, "digest", lambda text: "0" * 10)  # a hash collision, made to happen
+    taken = f"main.dag copy@{sqlite_db.conn_id}"
+    catalog.add_snapshot(
+        SnapshotRecord(
+            sn_name=taken, sn_query="SELECT 1", sn_source_conn=pg_db.conn_id, sn_dest_conn=sqlite_db.conn_id,
+            sn_dest_schema="main", sn_dest_table="dag copy", sn_created_at=utcnow(),
+        ),
+        AssertionError("exists"),
+    )  # fmt: skip
+    try:
+        with pytest.raises(SnapshotExists, match=f"would share its Airflow DAG id with {taken}"):
+            api.repl_create_inc_snapshot(
+                None, f"dag_orders@{pg_db.conn_id}", None, f'"dag-copy"@{sqlite_db.conn_id}',
+                catalog=catalog, settings=settings, refresher=refresher,
+            )  # fmt: skip
+        assert not sqlite_db.table_exists("dag-copy"), "nothing was created"
+    finally:
+        catalog.delete_snapshot(taken)
