@@ -266,3 +266,22 @@ def test_the_listener_labels_backfill_runs_of_snaprepl_dags_only() -> None:
     other = Run(CoreDagRunType.BACKFILL_JOB, None, backfill_id=8)
     other.dag_id = "someone_elses_dag"
     assert not label_backfill_run(manual) and not label_backfill_run(other) and other.conf is None
+
+
+def test_lease_history_overlaps_are_found_and_back_to_back_leases_are_not() -> None:
+    from snaprepl.catalog.lease_log import Lease, overlaps
+
+    def at(minute: int) -> datetime:
+        return datetime(2026, 1, 1, 0, minute)
+
+    apart = [
+        Lease("s", "a", "h:1", at(0), at(5)),
+        Lease("s", "b", "h:2", at(5), at(9)),
+        Lease("t", "c", "h:3", at(1), None),
+    ]
+    assert overlaps(apart) == []
+    long_one = Lease("s", "a", "h:1", at(0), at(10))
+    inside = [long_one, Lease("s", "b", "h:2", at(2), at(3)), Lease("s", "c", "h:3", at(4), at(6))]
+    assert [(x.run_id, y.run_id) for x, y in overlaps(inside)] == [("a", "b"), ("a", "c")]
+    still_held = [Lease("s", "a", "h:1", at(0), None), Lease("s", "b", "h:2", at(1), at(2))]
+    assert len(overlaps(still_held)) == 1
