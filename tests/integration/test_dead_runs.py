@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import time
 from datetime import timedelta
 
 from snaprepl import api
@@ -80,3 +81,9 @@ def test_a_lease_dies_with_its_process_or_its_heartbeat() -> None:
     assert why_dead("elsewhere:1", now) is None, "a process on another host cannot be checked: it may live"
     assert "no heartbeat since" in (why_dead("elsewhere:1", now - LEASE - timedelta(seconds=1)) or "")
     assert "is gone" in (why_dead(f"{socket.gethostname()}:{_dead_pid()}", now) or "")
+    zombie = subprocess.Popen(["true"])  # ended, not reaped: what a driver killed with its JVM can be
+    try:
+        time.sleep(0.5)
+        assert "is gone" in (why_dead(f"{socket.gethostname()}:{zombie.pid}", now) or ""), "a zombie holds nothing"
+    finally:
+        zombie.wait()

@@ -218,6 +218,7 @@ def test_kill_campaign(pg_db, mysql_db, kc_servers, in_process, tmp_path: Path) 
         campaign.change(kind, rng)
         outcome, cli_pid = run_and_kill(campaign.statements[kind], victim, moment, env)
         context = f"seed {seed}, round {number}: {kind}, {outcome}"
+        print(f"kill campaign: round {number}: {kind}, {outcome}", flush=True)
         tally[f"{kind}/{victim}/{'killed' if outcome.startswith('killed') else 'finished first'}"] += 1
         assert wait_for(lambda pid=cli_pid: not leftovers(pid), 30), f"{context}: processes left {leftovers(cli_pid)}"
         if outcome.startswith("killed"):

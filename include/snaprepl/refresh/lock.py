@@ -17,6 +17,7 @@ import os
 import socket
 import threading
 from datetime import timedelta
+from pathlib import Path
 from types import TracebackType
 
 from snaprepl.catalog.store import Catalog, utcnow
@@ -45,7 +46,17 @@ def holder_is_dead(holder: str | None) -> bool:
         return True
     except PermissionError:
         return False
-    return False
+    return _zombie(int(pid))
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended but is not reaped yet: a killed driver whose JVM died too is reparented,
+    and a container's init may reap it late (or never). It holds nothing any more."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in {"Z", "X"}
 
 
 class RunLock:
