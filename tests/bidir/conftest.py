@@ -90,6 +90,7 @@ def syncer(spark: Any) -> Syncer:
             action=action,
             server=server,
             rows_per_commit=rows_per_commit,
+            atomic=False,
             tolerance_minutes=settings.snp_repl_tolerance_offset,
             commit_rows=settings.refresh_commit_rows,
             run_id=None,

@@ -210,3 +210,49 @@ def test_initial_load_commits_as_it_goes_and_loses_no_concurrent_change(
 
     publisher = sorted(servers.pub.rows(f'SELECT id, v, "ROWGUID" FROM {table}'))
     assert sorted(servers.my.rows(f"SELECT id, v, ROWGUID FROM {table}")) == publisher
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+def test_an_atomic_reload_changes_the_replica_all_at_once_or_not_at_all(
+    servers: Servers, sql: Callable[[str], list[Any]], spark: Any, catalog: Any, settings: Any, atomic: bool
+) -> None:
+    """A backfill reloads a replica with ``--atomic``: a reload that fails half way leaves it as it was.
+    Without ``atomic`` the same failure leaves the chunks committed before it (REPL_INIT_SNAPSHOT's
+    seed semantics), which shows the failure really comes half way."""
+    import argparse
+
+    from snaprepl.bidir import job
+
+    table = fresh_table(servers.pub, rows=300)
+    item = f"{table}@bd_pub"
+    lite = servers.name(servers.lite)
+    sql(f"REPL_CREATE_SNAPSHOT_PUB('{item}', 2); REPL_CREATE_SNAPSHOT_SUB('{lite}', '{item}', 2)")
+    sql(f"REPL_INIT_SNAPSHOT('{lite}', '{item}', 2, 50)")
+    servers.pub.run(f"UPDATE {table} SET v = 'new'")
+    for event in ("INSERT", "UPDATE"):
+        servers.lite.run(
+            f"CREATE TRIGGER boom_{event.lower()}_{table} BEFORE {event} ON {table} "
+            "WHEN NEW.id = 250 BEGIN SELECT RAISE(ABORT, 'boom'); END"
+        )
+    [stored] = [p.sp_item for p in catalog.publications() if p.sp_item.endswith(f"{table}@bd_pub")]
+    args = argparse.Namespace(
+        item=stored,
+        action="init",
+        server=lite,
+        rows_per_commit=50,
+        atomic=atomic,
+        tolerance_minutes=settings.snp_repl_tolerance_offset,
+        commit_rows=settings.refresh_commit_rows,
+        run_id=None,
+    )
+    with pytest.raises(Exception, match="boom"):
+        job.run(spark, args, catalog)
+    reloaded = servers.lite.rows(f"SELECT COUNT(*) FROM {table} WHERE v = 'new'")[0][0]
+    if atomic:
+        assert reloaded == 0, "a failed atomic reload left the replica as it was"
+    else:
+        assert 0 < reloaded < 300, "without atomic, the commits before the failure stay"
+    for event in ("insert", "update"):
+        servers.lite.run(f"DROP TRIGGER boom_{event}_{table}")
+    job.run(spark, args, catalog)
+    assert servers.lite.rows(f"SELECT COUNT(*) FROM {table} WHERE v = 'new'") == [(300,)]

@@ -91,6 +91,7 @@ def in_process(catalog: Any, settings: Any, spark: Any) -> Callable[[str], list[
             action=action,
             server=server,
             rows_per_commit=rows_per_commit,
+            atomic=False,
             tolerance_minutes=settings.snp_repl_tolerance_offset,
             commit_rows=settings.refresh_commit_rows,
             run_id=None,

@@ -261,7 +261,9 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         submission = prepare(
             job="sync_publication",
             module_file=Path(job.__file__),
-            args=sync_arguments(step, self.item, self.server, rows_per_commit, settings, run_id),
+            # A backfill's reload replaces the replica in one transaction: readers see old or new rows.
+            args=[*sync_arguments(step, self.item, self.server, rows_per_commit, settings, run_id)]
+            + (["--atomic"] if step == "init" else []),
             connections=sync_connections(catalog, settings, self.item, self.server),
             settings=settings,
             run_id=run_id,

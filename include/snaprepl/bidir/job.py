@@ -23,6 +23,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--action", choices=ACTIONS, required=True)
     parser.add_argument("--server", help="subscriber (init, pull, push)")
     parser.add_argument("--rows-per-commit", type=int, default=100)
+    parser.add_argument("--atomic", action="store_true", help="init: apply the whole load in one transaction")
     parser.add_argument("--tolerance-minutes", type=int, default=15)
     parser.add_argument("--commit-rows", type=int, default=50_000)
     parser.add_argument("--catalog-conn", default="snaprepl_catalog")
@@ -47,7 +48,7 @@ def run(spark: Any, args: argparse.Namespace, catalog: Any) -> list[Any]:
         if args.action in {"init", "pull", "push"} and not args.server:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
-            return [sync.init(args.server, args.rows_per_commit)]
+            return [sync.init(args.server, args.rows_per_commit, atomic=args.atomic)]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
         # latest sync activity, so status shows DAG runs and their failures too.
         steps = {"pull": [(args.server, sync.pull)], "push": [(args.server, sync.push)]}.get(args.action)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -580,7 +581,10 @@ class PublicationSync:
 
     # ------------------------------------------------------------------ initial load
 
-    def init(self, server: str, rows_per_commit: int, max_partitions: int = 8) -> Outcome:
+    def init(self, server: str, rows_per_commit: int, max_partitions: int = 8, *, atomic: bool = False) -> Outcome:
+        """REPL_INIT_SNAPSHOT of ``server``: stage the publisher's rows on the subscriber, then apply them
+        ``rows_per_commit`` at a time; ``atomic`` applies them all, and removes the rows the publisher
+        lacks, in one transaction (a backfill's reload: readers see the old replica or the new one)."""
         from pyspark.sql import functions as F
 
         started = time.monotonic()
@@ -647,24 +651,26 @@ class PublicationSync:
                     sub.table, stage_sql, names, sub.key, sub.rlog, sub.log.objects.key_columns
                 )
                 staged = time.monotonic()
-                for number in chunks:  # one commit per chunk of about rows_per_commit rows
-                    with sub.db.session() as session:
-                        for statement in merge:
-                            session.execute(statement, {"chunk": number})
-                        check_leases()  # a run taken over (thought dead) commits nothing more
+                with _transactions(sub.db, atomic) as transaction:
+                    for number in chunks:  # one commit per chunk of about rows_per_commit rows
+                        with transaction() as session:
+                            for statement in merge:
+                                session.execute(statement, {"chunk": number})
+                            check_leases()  # a run taken over (thought dead) commits nothing more
+                    # Rows an interrupted earlier load left that the publisher no longer has.
+                    match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
+                    no_pending = sd._no_pending(
+                        sub.rlog, sub.log.objects.key_columns, [f"{sub.table}.{sd.quote(k)}" for k in sub.key]
+                    )
+                    extra = f"NOT EXISTS (SELECT 1 FROM {stage_sql} s WHERE {match}) AND {no_pending}"
+                    with transaction() as session:
+                        for statement in sd.replicated_delete_sql(sub.table, extra):
+                            session.execute(statement)
+                commits = 1 if atomic else len(chunks) + 1
                 outcome.notes.append(
                     f"copied to a staging table in {staged - started:.1f} s, "
-                    f"applied in {len(chunks)} commits in {time.monotonic() - staged:.1f} s"
+                    f"applied in {commits} commits in {time.monotonic() - staged:.1f} s"
                 )
-                # Rows an interrupted earlier load left that the publisher no longer has.
-                match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
-                no_pending = sd._no_pending(
-                    sub.rlog, sub.log.objects.key_columns, [f"{sub.table}.{sd.quote(k)}" for k in sub.key]
-                )
-                extra = f"NOT EXISTS (SELECT 1 FROM {stage_sql} s WHERE {match}) AND {no_pending}"
-                with sub.db.session() as session:
-                    for statement in sd.replicated_delete_sql(sub.table, extra):
-                        session.execute(statement)
             finally:
                 with sub.db.session() as session:
                     session.execute(sd.drop_table_sql(sub.log.snl_schema, stage))
@@ -680,3 +686,14 @@ class PublicationSync:
         sub.db.dispose()
         outcome.duration_s = time.monotonic() - started
         return outcome
+
+
+@contextmanager
+def _transactions(db: Database, atomic: bool) -> Iterator[Callable[[], AbstractContextManager[Session]]]:
+    """A factory of transactions on ``db``: each call a transaction of its own, or, when ``atomic``,
+    the one transaction this block holds (committed when the block ends)."""
+    if not atomic:
+        yield db.session
+        return
+    with db.session() as whole:
+        yield lambda: nullcontext(whole)
