@@ -3,8 +3,9 @@ triggers through the REST API with conf, schedules, backfills, and all three at 
 
 One deployment serves the module, with Airflow's own default of pausing new DAGs
 (``dags_are_paused_at_creation = True``): snaprepl's DAGs must run anyway. The source is a
-PostgreSQL table, the destination and the subscriber SQLite files, the catalog the cluster's SQLite
-metadata database; ``busy_wait_seconds`` is short so that waiting tasks come back within the test.
+PostgreSQL table, the destination and the subscriber SQLite files, the catalog the cluster's
+PostgreSQL metadata database, reached by tasks and DAG parsing as a role granted by ``snaprepl catalog
+grant``; ``busy_wait_seconds`` is short so that waiting tasks come back within the test.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
 SRC, DST, SUB = "uses_src", "uses_dst", "uses_sub"
+CATALOG_PASSWORD = "catalog-role-pw"
 HOURLY = "0 * * * *"
 
 
@@ -98,18 +100,29 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase) ->
             f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{subscriber.name}",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # Airflow's default
             "AIRFLOW__SNAPREPL__BUSY_WAIT_SECONDS": "15",
+            "SNAPREPL_TEST_CATALOG_PW": CATALOG_PASSWORD,
         },
         database_url=f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{metadata_db}",
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
     deployed = Deployment(cluster, catalog, pg_db, dest, subscriber, table, f"main.{table}@{DST}", "")
     deployed.dag_id = snapshot_dag_id(deployed.snapshot)
-    try:
-        cluster.start(
-            while_booting=lambda: deployed.sql(
-                f"CREATE SNAPSHOT LOG FOR {table}@{SRC}; CREATE SNAPSHOT {table}@{DST} FROM {table}@{SRC}"
-            )
+    role = f"snaprepl_cat_{uuid.uuid4().hex[:8]}"
+
+    def boot() -> None:
+        # As deployed: the owner grants the catalog role, and the scheduler's tasks and the
+        # dag-processor (spawned after this) reach the catalog only through that role.
+        granted = cluster.run(
+            [sys.executable, "-m", "snaprepl", "catalog", "grant", role, "--password-env", "SNAPREPL_TEST_CATALOG_PW"]
         )
+        assert granted.returncode == 0, granted.stderr
+        cluster.env["AIRFLOW_CONN_SNAPREPL_CATALOG"] = cluster.database_url.replace(
+            f"//{PG_ADMIN['user']}@", f"//{role}:{CATALOG_PASSWORD}@"
+        )
+        deployed.sql(f"CREATE SNAPSHOT LOG FOR {table}@{SRC}; CREATE SNAPSHOT {table}@{DST} FROM {table}@{SRC}")
+
+    try:
+        cluster.start(while_booting=boot)
         cluster.wait_for_dag(deployed.dag_id)
         yield deployed
     finally:
@@ -117,6 +130,23 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase) ->
         cluster.stop()
         with pg_admin_connect() as conn:
             conn.cursor().execute(f'DROP DATABASE IF EXISTS "{metadata_db}" WITH (FORCE)')
+            conn.cursor().execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_tasks_reach_the_catalog_as_a_role_that_cannot_read_airflow_secrets(deployment: Deployment) -> None:
+    """Every other test of this module runs its tasks with this catalog connection: the granted role
+    is enough to refresh, backfill, wait on leases and sync, and it reads no connection or variable."""
+    url = sa.engine.make_url(deployment.cluster.env["AIRFLOW_CONN_SNAPREPL_CATALOG"])
+    assert url.username != PG_ADMIN["user"] and url.password == CATALOG_PASSWORD
+    engine = sa.create_engine(url.set(drivername="postgresql+psycopg2"))
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text('SELECT COUNT(*) FROM "SYS_SNAPSHOT"')).scalar() >= 1
+        for secrets_table in ("connection", "variable"):
+            with engine.connect() as conn, pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+                conn.execute(sa.text(f"SELECT * FROM {secrets_table}"))
+    finally:
+        engine.dispose()
 
 
 def test_snaprepl_dags_are_unpaused_where_airflow_pauses_new_dags(deployment: Deployment) -> None:
