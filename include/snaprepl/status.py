@@ -144,6 +144,16 @@ def _publications(catalog: Catalog, locks: dict[str, tuple[str, str, datetime]],
     return out
 
 
+def _lock_waits(snapshot: SnapshotRecord) -> list[str] | None:
+    """Sessions waiting for a lock held on the destination (a running refresh stuck behind another)."""
+    try:
+        database = Database.for_conn_id(snapshot.sn_dest_conn)
+        with database.session() as session:
+            return database.dialect.lock_waits(session, snapshot.sn_dest_schema, snapshot.sn_dest_table)
+    except Exception as err:  # an unreachable server must not hide the rest of the report
+        return [f"cannot tell: {type(err).__name__}: {(str(err).splitlines() or [''])[0]}"]
+
+
 def _running(locks: dict[str, tuple[str, str, datetime]], name: str) -> dict[str, Any] | None:
     """The live run holding lease ``name`` (a dead one is reported by :func:`run_state`)."""
     held = locks.get(name)
@@ -221,6 +231,8 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
         }
         if probe and snapshot.incremental:
             entry["pending"] = _pending(snapshot, log_records.get(snapshot.sn_source_table or ""))
+        if probe and entry["running"]:
+            entry["waiting"] = _lock_waits(snapshot)
         snapshot_entries.append(entry)
     return {
         "catalog": catalog.describe(),
@@ -291,6 +303,8 @@ def render_text(status: dict[str, Any]) -> str:
             outcome = f"failed {last['at']}: {(last['error'] or '')[:80]}"
         elif last["status"] == "died":
             outcome = f"DIED: run {entry['died']['run_id'] or '?'}: {entry['died']['why']}"
+        if entry.get("waiting"):
+            outcome = f"running, {entry['waiting'][0]}"
         pending = entry.get("pending") or {}
         snapshot_rows.append(
             [

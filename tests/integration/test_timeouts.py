@@ -86,3 +86,53 @@ def test_sessions_get_the_timeouts(pg_db: RealDatabase, mysql_db: RealDatabase, 
         assert [tuple(float(v) for v in row) for row in rows] == [(7.0, 7.0, 90.0)]
     props = get_connection(pg_db.conn_id).jdbc_properties()
     assert "-c lock_timeout=7s -c statement_timeout=90s" in props["options"]
+
+
+def test_status_says_what_a_running_refresh_waits_for(
+    dest_db: RealDatabase,
+    pg_db: RealDatabase,
+    catalog: Any,
+    settings: Any,
+    refresher: Any,
+    unique_name: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While a refresh waits for a lock another session holds, ``snaprepl status`` says so, naming the
+    table, instead of a bare ``running`` (issue 14.6)."""
+    import threading
+
+    from snaprepl.status import collect_status, render_text
+
+    src = f"{unique_name}_s"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} SELECT generate_series(1, 10)")
+    dest = f"{unique_name}@{dest_db.conn_id}"
+    kwargs = {"catalog": catalog, "settings": settings, "refresher": refresher}
+    api.repl_create_snapshot(f"SELECT id FROM {src}@{pg_db.conn_id}", dest, **kwargs)
+    monkeypatch.setenv("AIRFLOW__SNAPREPL__LOCK_TIMEOUT_SECONDS", "60")
+    outcome: list[BaseException | None] = []
+    seen: list[str] = []
+    with locked(dest_db, unique_name):
+        refresh = threading.Thread(
+            target=lambda: outcome.append(_refresh(api.repl_refresh_noninc_snapshot, dest, kwargs)), daemon=True
+        )
+        refresh.start()
+        deadline = time.monotonic() + 50
+        while time.monotonic() < deadline and not seen:
+            report = collect_status(catalog, settings, probe=True)
+            [entry] = [e for e in report["snapshots"] if e["name"].endswith(dest)]
+            seen = entry.get("waiting") or []
+            time.sleep(0.5)
+        text = render_text(report)
+    refresh.join(timeout=120)
+    assert seen and "lock on" in seen[0] and unique_name in seen[0], seen
+    assert f"running, {seen[0]}" in text
+    assert outcome == [None], "the refresh went on once the lock was released"
+    assert dest_db.rows(f"SELECT COUNT(*) FROM {unique_name}") == [(10,)]
+
+
+def _refresh(function: Any, dest: str, kwargs: dict[str, Any]) -> BaseException | None:
+    try:
+        function(dest, **kwargs)
+    except BaseException as err:  # reported to the test's thread
+        return err
+    return None

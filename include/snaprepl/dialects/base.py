@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from snaprepl.dialects import types as type_mapping
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
+from snaprepl.dialects.lock_waits import LockWaits
 from snaprepl.dialects.replace import RowReplacement
 from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
@@ -163,7 +164,7 @@ BIDIR = BidirColumns()
 DELETE_MARK = "snaprepl:delete"
 
 
-class Dialect(RowReplacement, ABC):
+class Dialect(RowReplacement, LockWaits, ABC):
     """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`).
 
     Subclasses set the class variables and implement the abstract methods.

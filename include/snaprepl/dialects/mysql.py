@@ -17,12 +17,13 @@ from snaprepl.dialects.base import (
     TableInfo,
 )
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, mysql_options
+from snaprepl.dialects.lock_waits import MySqlLockWaits
 from snaprepl.dialects.replace import MySqlRowReplacement
 from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
 
 
-class MySqlDialect(MySqlRowReplacement, Dialect):
+class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, Dialect):
     name = "mysql"
     sqlglot_dialect = "mysql"
     max_identifier_length = 64

@@ -17,11 +17,12 @@ from snaprepl.dialects.base import (
     TableInfo,
 )
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
+from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(PostgresRowReplacement, Dialect):
+class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, Dialect):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63
