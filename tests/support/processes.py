@@ -73,7 +73,8 @@ def wait_for(check: Callable[[], object], timeout: float, interval: float = 0.1)
 
 def job_processes(cli_pid: int) -> tuple[int | None, int | None]:
     """(JVM, Python driver) under a CLI process, once both are there (else None for the missing)."""
-    jvm = next((p for p in children(cli_pid) if "java" in cmdline(p)), None)
+    # argv[0] itself: spark-submit's bash script names java jars in its arguments before it execs java.
+    jvm = next((p for p in children(cli_pid) if Path(cmdline(p).split(" ")[0]).name == "java"), None)
     driver = next((p for p in children(jvm) if "python" in cmdline(p)), None) if jvm else None
     return jvm, driver
 
