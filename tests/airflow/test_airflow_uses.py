@@ -1,9 +1,11 @@
 """snaprepl as its users run it, under a real Airflow (api-server, scheduler, dag-processor): UI
-triggers through the REST API with conf, schedules, backfills, and all three at once.
+triggers through the REST API with conf, schedules, backfills, and all three at once; every task
+reaches its source over TLS (``verify-full``, to a server that refuses anything else) and its catalog
+as a least-privilege role.
 
 One deployment serves the module, with Airflow's own default of pausing new DAGs
 (``dags_are_paused_at_creation = True``): snaprepl's DAGs must run anyway. The source is a
-PostgreSQL table, the destination and the subscriber SQLite files, the catalog the cluster's
+table on a TLS-only PostgreSQL, the destination and the subscriber SQLite files, the catalog the cluster's
 PostgreSQL metadata database, reached by tasks and DAG parsing as a role granted by ``snaprepl catalog
 grant``; ``busy_wait_seconds`` is short so that waiting tasks come back within the test.
 """
@@ -26,6 +28,7 @@ from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url,
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
+from tests.support.tls_postgres import tls_database, tls_only_postgres
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -79,9 +82,23 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase) -> Iterator[Deployment]:
+def tls_source() -> Iterator[tuple[RealDatabase, str]]:
+    """The source and publisher: a database on a PostgreSQL that accepts TLS only, reached by the
+    cluster's tasks with ``sslmode=verify-full``; its connection (JSON) beside it."""
+    name = f"uses_{uuid.uuid4().hex[:8]}"
+    with tls_only_postgres() as server:
+        server.psql("postgres", f"CREATE DATABASE {name}")
+        yield (
+            tls_database(server, SRC, name),
+            server.conn_json(name, sslmode="verify-full", sslrootcert=str(server.ca_cert)),
+        )
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory, tls_source: tuple[RealDatabase, str]) -> Iterator[Deployment]:
+    source, source_conn = tls_source
     table = f"u_{uuid.uuid4().hex[:10]}"
-    pg_db.run(
+    source.run(
         f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40))",
         f"INSERT INTO {table} VALUES (1, 'one'), (2, 'two'), (3, 'three')",
     )
@@ -95,7 +112,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase) ->
     cluster = AirflowCluster(
         tmp_path_factory.mktemp("airflow-uses"),
         env={
-            f"AIRFLOW_CONN_{SRC.upper()}": f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{pg_db.name}",
+            f"AIRFLOW_CONN_{SRC.upper()}": source_conn,
             f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{dest.name}",
             f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{subscriber.name}",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # Airflow's default
@@ -105,7 +122,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase) ->
         database_url=f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{metadata_db}",
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
-    deployed = Deployment(cluster, catalog, pg_db, dest, subscriber, table, f"main.{table}@{DST}", "")
+    deployed = Deployment(cluster, catalog, source, dest, subscriber, table, f"main.{table}@{DST}", "")
     deployed.dag_id = snapshot_dag_id(deployed.snapshot)
     role = f"snaprepl_cat_{uuid.uuid4().hex[:8]}"
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PASSWORD = "Tls-s3cret-pw"
 #: The role that logs in with a client certificate (pg_hba ``cert``), no password.
@@ -161,3 +162,31 @@ def _stop(data: Path, pid: int | None) -> None:
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def tls_database(server: TlsServer, conn_id: str, name: str) -> Any:
+    """A :class:`RealDatabase` on the TLS-only server: the tests' own reads and writes verify it too."""
+    from tests.support.databases import RealDatabase
+
+    @dataclass(frozen=True)
+    class TlsDatabase(RealDatabase):
+        @contextlib.contextmanager
+        def connect(self) -> Iterator[Any]:
+            import psycopg2
+
+            conn = psycopg2.connect(
+                host="127.0.0.1",
+                port=server.port,
+                user="postgres",
+                password=PASSWORD,
+                dbname=self.name,
+                sslmode="verify-full",
+                sslrootcert=str(server.ca_cert),
+            )
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                conn.close()
+
+    return TlsDatabase("postgres", conn_id, name)
