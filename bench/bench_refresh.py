@@ -23,7 +23,7 @@ from pathlib import Path
 
 from common import bench_database, catalog, print_table, snaprepl
 
-from snaprepl.spark.submit import spark_binary, spark_home
+from snaprepl.submit.submission import spark_binary, spark_home
 
 TABLE_DDL = "CREATE TABLE {t} (id bigint PRIMARY KEY, n int, x double precision, s varchar(40), ts timestamp(6))"
 FILL = (

@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--dialects", default="postgres,mysql,sqlite")
     args = parser.parse_args()
 
-    from snaprepl.snapshot_logs import create_snapshot_log
+    from snaprepl.ops.snapshot_logs import create_snapshot_log
     from snaprepl.statements.parser import parse_table_ref
 
     cat = catalog()

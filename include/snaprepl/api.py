@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl import snapshot_logs, snapshots
 from snaprepl.arguments import Flag, checked
 from snaprepl.catalog.store import Catalog
+from snaprepl.ops import snapshot_logs, snapshots
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
@@ -208,7 +208,7 @@ class SyncResult:
 
 
 def _syncer(syncer: Any) -> Any:
-    from snaprepl.bidir.submit import submit_sync
+    from snaprepl.submit.sync import submit_sync
 
     return syncer or submit_sync
 
@@ -253,7 +253,7 @@ def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
 @checked
 def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers)."""
-    from snaprepl.bidir.publications import create_publication
+    from snaprepl.ops.publications import create_publication
 
     return create_publication(_item_ref(item), type, catalog=_catalog(catalog))
 
@@ -261,7 +261,7 @@ def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = 
 @checked
 def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_PUB(item, 2)``: drop a publication with its subscriptions and resolvers."""
-    from snaprepl.bidir.publications import drop_publication
+    from snaprepl.ops.publications import drop_publication
 
     return drop_publication(_item_ref(item), type, catalog=_catalog(catalog))
 
@@ -269,7 +269,7 @@ def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = No
 @checked
 def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_SUB(server, item, 2)``: create the replica on a registered server."""
-    from snaprepl.bidir.publications import create_subscription
+    from snaprepl.ops.publications import create_subscription
 
     return create_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
 
@@ -277,7 +277,7 @@ def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Cata
 @checked
 def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_SUB(server, item, 2)``: drop a subscription and its replica."""
-    from snaprepl.bidir.publications import drop_subscription
+    from snaprepl.ops.publications import drop_subscription
 
     return drop_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
 
@@ -295,7 +295,7 @@ def repl_init_snapshot(
 ) -> SyncResult:
     """``REPL_INIT_SNAPSHOT(server, item, 2[, rows_per_commit])``: load the publisher's rows into the
     replica, committing every ``rows_per_commit`` rows (default 100, as the seed)."""
-    from snaprepl.bidir.publications import check_type, find_publication
+    from snaprepl.ops.publications import check_type, find_publication
 
     check_type(type)
     catalog = _catalog(catalog)
@@ -318,7 +318,7 @@ def repl_update_snapshot(
     """``REPL_UPDATE_SNAPSHOT(item, 2)``: pull every subscriber's changes into the publisher (with
     conflict resolution), then push the publisher's log to every subscriber but each change's origin."""
     from snaprepl.bidir.notify import notify_conflicts
-    from snaprepl.bidir.publications import check_type, find_publication
+    from snaprepl.ops.publications import check_type, find_publication
 
     check_type(type)
     catalog, settings = _catalog(catalog), _settings(settings)
@@ -344,7 +344,7 @@ def repl_add_snapshot_cr(
     :param klass: ``min``, ``max``, ``ave`` (with ``column``), ``pub_wins``, ``sub_wins``, or the import
         path ``package.module:function`` of a resolver of your own.
     """
-    from snaprepl.bidir.publications import add_resolver
+    from snaprepl.ops.publications import add_resolver
 
     return add_resolver(_item_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
 
@@ -352,7 +352,7 @@ def repl_add_snapshot_cr(
 @checked
 def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
     """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
-    from snaprepl.bidir.publications import find_publication
+    from snaprepl.ops.publications import find_publication
     from snaprepl.schedules import validate_schedule
 
     catalog = _catalog(catalog)
@@ -365,7 +365,7 @@ def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: C
 @checked
 def repl_purge_urplogs(*, catalog: Catalog | None = None, settings: Settings | None = None) -> str:
     """``REPL_PURGE_URPLOGS()``: purge update replay logs per publication, subscriber and direction."""
-    from snaprepl.bidir.purge import purge_urplogs
+    from snaprepl.ops.purge import purge_urplogs
 
     return str(purge_urplogs(catalog=_catalog(catalog), settings=_settings(settings)))
 

@@ -68,7 +68,7 @@ class _Places:
 
 
 def _default_schema(conn_id: str) -> str | None:
-    from snaprepl.snapshot_logs import executable_database
+    from snaprepl.ops.snapshot_logs import executable_database
 
     try:
         database = executable_database(conn_id)

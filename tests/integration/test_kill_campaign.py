@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from tests.bidir.test_sync_submit import change_randomly
 from tests.conftest import SESSION_TAG
+from tests.integration.bidir.test_sync_submit import change_randomly
 from tests.support.bidir import Servers, item_rows
 from tests.support.databases import (
     MYSQL_ADMIN,

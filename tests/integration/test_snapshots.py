@@ -355,7 +355,7 @@ def test_purge_follows_the_oldest_snapshot_and_forced_purge_requires_complete_re
         api.repl_refresh_inc_snapshot(
             f"{unique_name}_b@{sqlite_db.conn_id}", catalog=catalog, settings=no_tolerance, refresher=refresher
         )
-    from snaprepl.snapshots import update_snapshot
+    from snaprepl.ops.snapshots import update_snapshot
     from snaprepl.statements.parser import parse_table_ref
 
     fell_back = update_snapshot(

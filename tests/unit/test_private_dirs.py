@@ -26,7 +26,7 @@ ROUNDS = 60
 
 def _churn(rounds: int) -> list[str]:
     """prepare() then cleanup(), ``rounds`` times; the errors seen, as text."""
-    from snaprepl.spark.submit import prepare
+    from snaprepl.submit.submission import prepare
 
     settings = Settings()
     errors = []
@@ -57,7 +57,7 @@ def _process(rounds: int, queue: multiprocessing.Queue) -> None:
 def _killed_submitter() -> None:
     """A submitter SIGKILLed after prepare(): its files stay behind."""
     code = (
-        "import os, signal; from pathlib import Path; from snaprepl.spark.submit import prepare; "
+        "import os, signal; from pathlib import Path; from snaprepl.submit.submission import prepare; "
         "from snaprepl.settings import Settings; from snaprepl.connections import ConnectionInfo; "
         "prepare(job='refresh_snapshot', module_file=Path('x.py'), args=[], settings=Settings(), run_id='k', "
         "name='x', connections=[ConnectionInfo('c1', 'postgres', password='pw')]); os.kill(os.getpid(), signal.SIGKILL)"

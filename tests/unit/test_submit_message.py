@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from airflow.exceptions import AirflowException
 
-from snaprepl.spark.submit import error_from_result
+from snaprepl.submit.submission import error_from_result
 
 
 def test_a_job_without_a_result_is_named_and_its_command_line_left_out() -> None:

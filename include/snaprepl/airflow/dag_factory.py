@@ -171,7 +171,7 @@ def replay_log_purge_dag(settings: Settings) -> DAG:
 
         @task(task_id="purge_replay_logs")
         def purge() -> dict[str, int]:
-            from snaprepl.snapshots import purge_replay_logs
+            from snaprepl.ops.snapshots import purge_replay_logs
 
             settings = Settings.load()
             return purge_replay_logs(catalog=Catalog.open(settings), settings=settings).deleted
@@ -200,7 +200,7 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
             @task(task_id=log_purge_task_id(record.snl_source))
             def purge(source: str) -> str:
                 from snaprepl.errors import SnapshotLogNotFound
-                from snaprepl.snapshot_logs import purge_log
+                from snaprepl.ops.snapshot_logs import purge_log
 
                 settings = Settings.load()
                 catalog = Catalog.open(settings)
@@ -271,7 +271,7 @@ def update_replay_log_purge_dag(settings: Settings) -> DAG:
 
         @task(task_id="purge_update_replay_logs")
         def purge() -> dict[str, int]:
-            from snaprepl.bidir.purge import purge_urplogs
+            from snaprepl.ops.purge import purge_urplogs
 
             settings = Settings.load()
             return purge_urplogs(catalog=Catalog.open(settings), settings=settings).deleted

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from snaprepl.catalog.store import Catalog
     from snaprepl.settings import Settings
-    from snaprepl.spark.submit import Submission
+    from snaprepl.submit.submission import Submission
 
 __all__ = ["MODES", "NONINCREMENTAL", "ReplicationSyncOperator", "SnapshotRefreshOperator", "resolve_mode"]
 
@@ -61,7 +61,7 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         from airflow.sdk.exceptions import AirflowFailException
 
         from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
-        from snaprepl.spark.submit import error_from_result, spark_binary
+        from snaprepl.submit.submission import error_from_result, spark_binary
 
         self.application = submission.application
         self.application_args = submission.application_args
@@ -162,10 +162,10 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         self, context: Context, catalog: Catalog, record: Any, mode: str, fallback: bool, settings: Settings
     ) -> dict[str, Any]:
         from snaprepl.connections import get_connection
+        from snaprepl.ops.snapshots import catalog_connection_of, refresh_arguments
         from snaprepl.refresh import job
         from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
-        from snaprepl.snapshots import catalog_connection_of, refresh_arguments
-        from snaprepl.spark.submit import prepare
+        from snaprepl.submit.submission import prepare
 
         request = RefreshRequest(
             snapshot=record.sn_name,
@@ -251,8 +251,8 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
 
         from snaprepl.bidir import job
         from snaprepl.bidir.notify import notify_conflicts
-        from snaprepl.bidir.submit import sync_arguments, sync_connections
-        from snaprepl.spark.submit import prepare
+        from snaprepl.submit.submission import prepare
+        from snaprepl.submit.sync import sync_arguments, sync_connections
 
         publication = catalog.publication(self.item)
         rows_per_commit = (publication.sp_rows_per_commit if publication else None) or 100

@@ -12,7 +12,7 @@ import re
 from snaprepl.catalog.store import Catalog, ServerRecord, utcnow
 from snaprepl.errors import InvalidArgument, InvalidName
 from snaprepl.names import validate_conn_id
-from snaprepl.snapshot_logs import executable_database
+from snaprepl.ops.snapshot_logs import executable_database
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127}$")
 

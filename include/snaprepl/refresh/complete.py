@@ -26,9 +26,9 @@ from snaprepl.dialects import Column
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.failures import foreign_key_failure
 from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
+from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
 
 

@@ -25,9 +25,9 @@ from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.names import Ident
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.failures import foreign_key_failure
 from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
 
 

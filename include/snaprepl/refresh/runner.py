@@ -10,10 +10,10 @@ from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplErro
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.failures import root_cause
 from snaprepl.refresh.incremental import refresh_incremental
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.spark.errors import root_cause
 
 
 def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> RefreshOutcome:

@@ -34,7 +34,7 @@ def run_job(app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[st
     from snaprepl.catalog.store import Catalog
     from snaprepl.connections import get_connection
     from snaprepl.errors import SnapreplError
-    from snaprepl.refresh.failures import root_cause
+    from snaprepl.spark.errors import root_cause
     from snaprepl.spark.lifeline import attach
     from snaprepl.spark.session import LazySession
 

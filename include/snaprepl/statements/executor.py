@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from functools import singledispatch
 from typing import Any
 
-from snaprepl import api, snapshot_logs, snapshots
+from snaprepl import api
 from snaprepl.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
+from snaprepl.ops import snapshot_logs, snapshots
 from snaprepl.settings import Settings
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script

@@ -22,7 +22,7 @@ import pytest
 
 from snaprepl.airflow.naming import publication_dag_id, snapshot_dag_id
 from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url
-from snaprepl.spark.submit import private_dir
+from snaprepl.submit.submission import private_dir
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase
 

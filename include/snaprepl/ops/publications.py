@@ -21,7 +21,7 @@ from snaprepl.errors import (
 )
 from snaprepl.lookup import dialect_of
 from snaprepl.names import Ident, ResolvedTable, TableRef
-from snaprepl.snapshot_logs import executable_database, run_ddl
+from snaprepl.ops.snapshot_logs import executable_database, run_ddl
 
 TABLE_TYPE = 2
 BIDIR_KIND = "bidir"

@@ -31,7 +31,7 @@ def sync_arguments(
 
 def sync_connections(catalog: Catalog, settings: Settings, item: str, server: str | None) -> list[ConnectionInfo]:
     """The connections a sync job of ``item`` needs: the catalog, the publisher, the subscriber(s)."""
-    from snaprepl.snapshots import catalog_connection_of
+    from snaprepl.ops.snapshots import catalog_connection_of
 
     publication = catalog.publication(item)
     if publication is None:
@@ -48,7 +48,7 @@ def submit_sync(
     action: str, item: str, server: str | None, rows_per_commit: int, catalog: Catalog, settings: Settings
 ) -> list[Outcome]:
     from snaprepl.bidir import job
-    from snaprepl.spark.submit import prepare, run_submission
+    from snaprepl.submit.submission import prepare, run_submission
 
     run_id = uuid.uuid4().hex
     submission = prepare(

@@ -21,8 +21,8 @@ from snaprepl.errors import (
 )
 from snaprepl.lookup import find_log
 from snaprepl.names import ResolvedTable, TableRef
+from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
 from snaprepl.settings import Settings
-from snaprepl.snapshot_guards import refuse_snaprepl_table
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ BIDIR_KIND = "bidir"
 
 
 def _purge_bidir_log(record: LogRecord, *, catalog: Catalog, settings: Settings) -> PurgeResult:
-    from snaprepl.bidir.purge import publisher_log_cutoff
+    from snaprepl.ops.purge import publisher_log_cutoff
 
     if catalog.publication(record.snl_source) is None:
         return PurgeResult(record.snl_source, note="a subscriber's log: pulls consume it, nothing to purge")

@@ -31,18 +31,18 @@ from snaprepl.errors import (
 from snaprepl.lineage import Place, query_places, refuse_own_source
 from snaprepl.lookup import dialect_of, find_log, find_snapshot
 from snaprepl.names import Ident, ResolvedTable, TableRef
-from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
-from snaprepl.readonly import probe_query
-from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.schedules import validate_schedule
-from snaprepl.settings import Settings
-from snaprepl.snapshot_guards import (
+from snaprepl.ops.snapshot_guards import (
     check_drop_with_delete,
     check_existing_destination,
     holding_run_lease,
     refuse_stale_incremental,
 )
-from snaprepl.snapshot_logs import executable_database
+from snaprepl.ops.snapshot_logs import executable_database
+from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
+from snaprepl.readonly import probe_query
+from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.schedules import validate_schedule
+from snaprepl.settings import Settings
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
 Refresher = Callable[[RefreshRequest, Catalog, Settings], RefreshOutcome]
@@ -53,7 +53,7 @@ RESERVED_PREFIX = "SNAPREPL_"
 def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings) -> RefreshOutcome:
     """Run a refresh as the Airflow task does: spark-submit of ``spark_jobs/refresh_snapshot.py``."""
     from snaprepl.refresh import job
-    from snaprepl.spark.submit import prepare, run_submission
+    from snaprepl.submit.submission import prepare, run_submission
 
     snapshot = catalog.snapshot(request.snapshot)
     if snapshot is None:

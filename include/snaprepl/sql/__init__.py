@@ -1,0 +1,1 @@
+"""Pure SQL builders: (dialect, records) -> SQL text, golden-tested per dialect."""

@@ -1,0 +1,1 @@
+"""Submitting Spark jobs (CLI and Airflow side; never imports pyspark)."""
