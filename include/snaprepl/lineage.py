@@ -20,6 +20,7 @@ from snaprepl.catalog.store import Catalog, SnapshotRecord
 from snaprepl.connections import get_connection
 from snaprepl.dialects import Dialect
 from snaprepl.errors import InvalidArgument, SnapreplError
+from snaprepl.lookup import executable_database
 from snaprepl.names import ResolvedTable
 
 _LOCAL = {"localhost", "127.0.0.1", "::1", ""}
@@ -68,8 +69,6 @@ class _Places:
 
 
 def _default_schema(conn_id: str) -> str | None:
-    from snaprepl.ops.snapshot_logs import executable_database
-
     try:
         database = executable_database(conn_id)
         with database.session() as session:

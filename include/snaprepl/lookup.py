@@ -1,4 +1,4 @@
-"""Finding catalog entries from what a user wrote, without connecting to the database.
+"""Finding catalog entries and databases from what a user wrote, without connecting to the database.
 
 A name is folded by its connection's dialect (only the connection's type is needed) and matched
 against the catalog's exact names; a name without a schema matches any schema, and is ambiguous if
@@ -12,8 +12,15 @@ from typing import TypeVar
 
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
 from snaprepl.connections import get_connection
+from snaprepl.db import Database
 from snaprepl.dialects import Dialect
-from snaprepl.errors import AmbiguousName, SnapreplError, SnapshotLogNotFound, SnapshotNotFound
+from snaprepl.errors import (
+    AmbiguousName,
+    SnapreplError,
+    SnapshotLogNotFound,
+    SnapshotNotFound,
+    UnsupportedConnection,
+)
 from snaprepl.names import TableRef
 
 T = TypeVar("T")
@@ -21,6 +28,17 @@ T = TypeVar("T")
 
 def dialect_of(conn_id: str) -> Dialect:
     return get_connection(conn_id).dialect
+
+
+def executable_database(conn_id: str) -> Database:
+    """The database of ``conn_id``, if snaprepl runs its dialect for real."""
+    database = Database.for_conn_id(conn_id)
+    if not database.dialect.executable:
+        raise UnsupportedConnection(
+            f"connection '{conn_id}' is {database.dialect.name}, for which snaprepl generates DDL only",
+            f"print it with `snaprepl ddl log --dialect {database.dialect.name} ...` and run it yourself",
+        )
+    return database
 
 
 def _match(

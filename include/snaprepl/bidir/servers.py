@@ -11,8 +11,8 @@ import re
 
 from snaprepl.catalog.store import Catalog, ServerRecord, utcnow
 from snaprepl.errors import InvalidArgument, InvalidName
+from snaprepl.lookup import executable_database
 from snaprepl.names import validate_conn_id
-from snaprepl.ops.snapshot_logs import executable_database
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127}$")
 

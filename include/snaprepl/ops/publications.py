@@ -19,9 +19,9 @@ from snaprepl.errors import (
     SnapshotLogExists,
     SnapshotNotFound,
 )
-from snaprepl.lookup import dialect_of
+from snaprepl.lookup import dialect_of, executable_database
 from snaprepl.names import Ident, ResolvedTable, TableRef
-from snaprepl.ops.snapshot_logs import executable_database, run_ddl
+from snaprepl.ops.snapshot_logs import run_ddl
 
 TABLE_TYPE = 2
 BIDIR_KIND = "bidir"

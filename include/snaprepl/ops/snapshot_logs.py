@@ -17,10 +17,10 @@ from snaprepl.errors import (
     SnapreplError,
     SnapshotLogExists,
     SnapshotLogInUse,
-    UnsupportedConnection,
 )
-from snaprepl.lookup import find_log
+from snaprepl.lookup import executable_database, find_log
 from snaprepl.names import ResolvedTable, TableRef
+from snaprepl.ops.purge import publisher_log_cutoff
 from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
 from snaprepl.settings import Settings
 
@@ -81,8 +81,6 @@ BIDIR_KIND = "bidir"
 
 
 def _purge_bidir_log(record: LogRecord, *, catalog: Catalog, settings: Settings) -> PurgeResult:
-    from snaprepl.ops.purge import publisher_log_cutoff
-
     if catalog.publication(record.snl_source) is None:
         return PurgeResult(record.snl_source, note="a subscriber's log: pulls consume it, nothing to purge")
     cutoff, note = publisher_log_cutoff(catalog, record, timedelta(minutes=settings.snp_repl_tolerance_offset))
@@ -99,17 +97,6 @@ def _purge_bidir_log(record: LogRecord, *, catalog: Catalog, settings: Settings)
             {"cutoff": dialect.snaptime_param(cutoff)},
         )
     return PurgeResult(record.snl_source, deleted=max(deleted, 0), cutoff=cutoff)
-
-
-def executable_database(conn_id: str) -> Database:
-    """The database of ``conn_id``, if snaprepl runs its dialect for real."""
-    database = Database.for_conn_id(conn_id)
-    if not database.dialect.executable:
-        raise UnsupportedConnection(
-            f"connection '{conn_id}' is {database.dialect.name}, for which snaprepl generates DDL only",
-            f"print it with `snaprepl ddl log --dialect {database.dialect.name} ...` and run it yourself",
-        )
-    return database
 
 
 def run_ddl(database: Database, steps: Sequence[DdlStep], what: str) -> None:

@@ -29,7 +29,7 @@ from snaprepl.errors import (
     TableNotFound,
 )
 from snaprepl.lineage import Place, query_places, refuse_own_source
-from snaprepl.lookup import dialect_of, find_log, find_snapshot
+from snaprepl.lookup import dialect_of, executable_database, find_log, find_snapshot
 from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.ops.snapshot_guards import (
     check_drop_with_delete,
@@ -37,7 +37,6 @@ from snaprepl.ops.snapshot_guards import (
     holding_run_lease,
     refuse_stale_incremental,
 )
-from snaprepl.ops.snapshot_logs import executable_database
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
 from snaprepl.readonly import probe_query
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
