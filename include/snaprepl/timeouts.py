@@ -17,13 +17,17 @@ import functools
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from snaprepl.errors import LockTimeout
+from snaprepl.settings import Settings
 
-if TYPE_CHECKING:
-    from snaprepl.dialects import Dialect
-    from snaprepl.settings import Settings
+
+class LockTimeoutTeller(Protocol):
+    """What :func:`lock_timeout` needs of a dialect (this module sits below the dialects)."""
+
+    def is_lock_timeout(self, err: BaseException) -> bool: ...
+
 
 LOCK_ENV = "AIRFLOW__SNAPREPL__LOCK_TIMEOUT_SECONDS"
 STATEMENT_ENV = "AIRFLOW__SNAPREPL__STATEMENT_TIMEOUT_SECONDS"
@@ -46,8 +50,7 @@ def current() -> Timeouts:
 
 @functools.cache
 def _settings() -> Settings:
-    from snaprepl.settings import Settings
-
+    """Loaded once per process: the database sessions asking for timeouts hold no settings."""
     return Settings.load()
 
 
@@ -56,7 +59,9 @@ def job_env(settings: Settings) -> dict[str, str]:
     return {LOCK_ENV: str(settings.lock_timeout_seconds), STATEMENT_ENV: str(settings.statement_timeout_seconds)}
 
 
-def lock_timeout(dialect: Dialect, err: Any, statement: str | None, where: str, seconds: int) -> LockTimeout | None:
+def lock_timeout(
+    dialect: LockTimeoutTeller, err: Any, statement: str | None, where: str, seconds: int
+) -> LockTimeout | None:
     """The :class:`LockTimeout` for a driver error that is the dialect's lock timeout, else None.
 
     :param where: the database, for the message (e.g. "connection 'x' (postgres at ...)").

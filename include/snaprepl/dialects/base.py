@@ -248,7 +248,7 @@ class Dialect(RowReplacement, LockWaits, ABC):
         )
 
     #: Statements that make a just-begun transaction read-only, and that undo connection-level ones
-    #: when it ends; a Spark JDBC read's ``sessionInitStatement`` (see :mod:`snaprepl.readonly`).
+    #: when it ends; a Spark JDBC read's ``sessionInitStatement`` (see :mod:`snaprepl.ops.readonly`).
     read_only_begin: ClassVar[tuple[str, ...]] = ()
     read_only_end: ClassVar[tuple[str, ...]] = ()
     read_only_session: ClassVar[str | None] = None

@@ -20,6 +20,7 @@ from snaprepl.dialects import TableInfo
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotLogInUse
 from snaprepl.lineage import Place, readers_of
 from snaprepl.names import ResolvedTable
+from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 
 EXISTING_CLAUSE = "USING EXISTING TABLE"
 
@@ -133,8 +134,6 @@ def holding_run_lease(catalog: Catalog, record: SnapshotRecord) -> Iterator[None
 
     :raises SnapshotBusy: naming the run that holds the lease.
     """
-    from snaprepl.refresh.lock import RunLock, snapshot_lock_name
-
     lock = RunLock(
         catalog, snapshot_lock_name(record.sn_name), f"drop-{uuid.uuid4().hex}", what=f"snapshot {record.sn_name}"
     )

@@ -31,6 +31,7 @@ from snaprepl.errors import (
 from snaprepl.lineage import Place, query_places, refuse_own_source
 from snaprepl.lookup import dialect_of, executable_database, find_log, find_snapshot
 from snaprepl.names import Ident, ResolvedTable, TableRef
+from snaprepl.ops.readonly import probe_query
 from snaprepl.ops.snapshot_guards import (
     check_drop_with_delete,
     check_existing_destination,
@@ -38,7 +39,6 @@ from snaprepl.ops.snapshot_guards import (
     refuse_stale_incremental,
 )
 from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
-from snaprepl.readonly import probe_query
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings

@@ -10,12 +10,8 @@ functions are checked against an allow-list when it is parsed (:mod:`snaprepl.di
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from snaprepl.db import Database
 from snaprepl.errors import InvalidCondition, SnapreplError
-
-if TYPE_CHECKING:
-    from snaprepl.db import Database
 
 READ_ONLY_HINT = (
     "snapshot queries run in read-only transactions and may not write: remove calls such as setval, "
