@@ -192,15 +192,30 @@ def parse_column_list(text: str, dialect: Dialect) -> list[Ident]:
 def plain_projection_key(tree: exp.Query, table: str, key: Sequence[str], dialect: Dialect) -> list[str] | None:
     """If ``tree`` is ``SELECT cols FROM table [WHERE ...]`` selecting every key column of ``table``
     unchanged, return the output names of the key columns (the result has the same key); else None."""
-    if not isinstance(tree, exp.Select):
+    if not isinstance(tree, exp.Select) or not _selects_rows_of(tree, table, dialect):
         return None
+    out = _output_names(tree, key)
+    found = []
+    for name in key:
+        match = next((v for k, v in out.items() if dialect.same_name(k, name)), None)
+        if match is None:
+            return None
+        found.append(match)
+    return found
+
+
+def _selects_rows_of(tree: exp.Select, table: str, dialect: Dialect) -> bool:
+    """Whether ``tree`` returns rows of ``table`` one for one: no joins, grouping, aggregates or limits."""
     if any(tree.args.get(part) for part in ("joins", "group", "having", "distinct", "limit", "offset")):
-        return None
+        return False
     tables = list(tree.find_all(exp.Table))
     if len(tables) != 1 or not dialect.same_name(tables[0].name, table):
-        return None
-    if any(isinstance(node, exp.AggFunc) for node in tree.walk()):
-        return None
+        return False
+    return not any(isinstance(node, exp.AggFunc) for node in tree.walk())
+
+
+def _output_names(tree: exp.Select, key: Sequence[str]) -> dict[str, str]:
+    """Output name of each column selected unchanged, by source column name (``*`` selects the key)."""
     out: dict[str, str] = {}
     for projection in tree.selects:
         inner = projection.this if isinstance(projection, exp.Alias) else projection
@@ -209,10 +224,4 @@ def plain_projection_key(tree: exp.Query, table: str, key: Sequence[str], dialec
         elif isinstance(inner, exp.Star) or (isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star)):
             for name in key:
                 out.setdefault(name, name)
-    found = []
-    for name in key:
-        match = next((v for k, v in out.items() if dialect.same_name(k, name)), None)
-        if match is None:
-            return None
-        found.append(match)
-    return found
+    return out
