@@ -11,7 +11,7 @@ links: ``SELECT * FROM orders@src WHERE ...``. A query reads from one connection
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sqlglot
@@ -116,7 +116,7 @@ def render(tree: exp.Expression, dialect: Dialect) -> str:
     return tree.sql(dialect=dialect.sqlglot_dialect or None, comments=False)
 
 
-def parse_snapshot_query(text: str, dialect_of: callable) -> SourceQuery:  # type: ignore[valid-type]
+def parse_snapshot_query(text: str, dialect_of: Callable[[str], Dialect]) -> SourceQuery:
     """Validate a nonincremental snapshot's query.
 
     :param text: the query as written, tables possibly as ``table@conn_id``.
@@ -187,6 +187,16 @@ def parse_column_list(text: str, dialect: Dialect) -> list[Ident]:
     if len({c.text for c in columns}) != len(columns):
         raise InvalidArgument(f"column list {text!r} names a column twice")
     return columns
+
+
+def single_table(tree: exp.Query) -> tuple[Ident | None, Ident] | None:
+    """The schema (None if not written) and name of the one table ``tree`` reads; None if it reads several."""
+    tables = list(tree.find_all(exp.Table))
+    if len(tables) != 1:
+        return None
+    table = tables[0]
+    schema = Ident(table.db, quoted=bool(table.args["db"].args.get("quoted"))) if table.db else None
+    return schema, Ident(table.name, quoted=bool(table.this.args.get("quoted")))
 
 
 def plain_projection_key(tree: exp.Query, table: str, key: Sequence[str], dialect: Dialect) -> list[str] | None:

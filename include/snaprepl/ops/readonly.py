@@ -32,14 +32,15 @@ def probe_query(database: Database, sql: str, what: str, *, only_writes: bool = 
     except SnapreplError:
         raise
     except Exception as err:
-        reason = _first_line(err)
+        reason = first_line(err)
         writes = "read-only" in reason.lower() or "read only" in reason.lower() or "readonly" in reason.lower()
         if only_writes and not writes:
             return
         raise InvalidCondition(f"{what}: {reason}", READ_ONLY_HINT if writes else "check the query") from None
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
+    """The first line of the database's message (a driver error's ``orig``), for a user's message."""
     cause = getattr(err, "orig", None) or err
     text = str(cause).strip()
     return text.splitlines()[0] if text else type(cause).__name__

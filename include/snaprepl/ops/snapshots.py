@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from sqlglot import exp
-
 from snaprepl.airflow.naming import dag_id_collision
-from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
 from snaprepl.dialects import Column, Dialect, TableInfo
+from snaprepl.dialects.base import SqlSession
 from snaprepl.errors import (
     InvalidArgument,
     InvalidCondition,
@@ -28,25 +27,27 @@ from snaprepl.errors import (
     SnapshotLogNotFound,
     TableNotFound,
 )
-from snaprepl.lineage import Place, query_places, refuse_own_source
+from snaprepl.lineage import Place, query_places
 from snaprepl.lookup import dialect_of, executable_database, find_log, find_snapshot
 from snaprepl.names import Ident, ResolvedTable, TableRef
-from snaprepl.ops.readonly import probe_query
-from snaprepl.ops.snapshot_guards import (
-    check_drop_with_delete,
-    check_existing_destination,
-    holding_run_lease,
-    refuse_stale_incremental,
+from snaprepl.ops.destinations import Destination, destination, drop_table, mapped_columns
+from snaprepl.ops.readonly import first_line, probe_query
+from snaprepl.ops.snapshot_guards import check_drop_with_delete, holding_run_lease, refuse_stale_incremental
+from snaprepl.queries import (
+    SourceQuery,
+    parse_column_list,
+    parse_snapshot_query,
+    plain_projection_key,
+    single_table,
+    validate_condition,
 )
-from snaprepl.queries import parse_column_list, parse_snapshot_query, plain_projection_key, validate_condition
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.stale import drop_stale_staging
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
 Refresher = Callable[[RefreshRequest, Catalog, Settings], RefreshOutcome]
-
-RESERVED_PREFIX = "SNAPREPL_"
 
 
 def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings) -> RefreshOutcome:
@@ -146,71 +147,32 @@ class PurgedReplayLogs:
         return f"replay logs purged: {total} entries of {len(self.deleted)} snapshots"
 
 
-# ------------------------------------------------------------------ destination
-
-
-def _resolve_dest(database: Database, ref: TableRef) -> tuple[ResolvedTable, TableInfo | None]:
-    dialect = database.dialect
-    with database.session() as session:
-        schema = dialect.fold(ref.schema) if ref.schema else dialect.default_schema(session)
-        table = dialect.fold(ref.table)
-        found = dialect.find_table(session, schema, table)
-        if found is None:
-            return ResolvedTable(ref.conn_id, schema, table), None
-        info = dialect.describe(session, Ident(found[0], True), Ident(found[1], True), ref.conn_id)
-    return info.table, info
-
-
-def _check_existing_dest(info: TableInfo, columns: list[Column], key: list[str], dialect: Dialect) -> None:
-    missing = [c.name for c in columns if not any(dialect.same_name(d.name, c.name) for d in info.columns)]
-    if missing:
-        raise InvalidArgument(
-            f"destination {info.table} exists but has no columns {', '.join(missing)}",
-            "add them, choose another destination, or drop the table",
-        )
-    if key:
-        dest_key = [c.name for c in info.primary_key]
-        if [k.lower() for k in dest_key] != [k.lower() for k in key]:
-            raise InvalidArgument(
-                f"destination {info.table} exists with primary key ({', '.join(dest_key) or 'none'}), "
-                f"not ({', '.join(key)})",
-                "an incremental snapshot upserts by the source's key; give the table that primary key",
-            )
-
-
-def _mapped_columns(columns: list[Column], source: Dialect, dest: Dialect, key: list[str]) -> list[Column]:
-    mapped = []
-    for column in columns:
-        if column.name.upper().startswith(RESERVED_PREFIX):
-            raise InvalidArgument(f"column name {column.name!r} is reserved by snaprepl", "rename it in the query")
-        try:
-            type_sql = dest.map_type(column.type_sql, source)
-        except InvalidArgument as err:
-            raise InvalidArgument(f"column {column.name}: {err.message}", err.hint) from None
-        mapped.append(Column(column.name, type_sql, column.name not in key and column.nullable, None))
-    return mapped
+# ------------------------------------------------------------------ creation
 
 
 def _register_and_fill(
     record: SnapshotRecord,
-    dest_db: Database,
-    dest: ResolvedTable,
+    dest: Destination,
     create_sql: str | None,
     *,
     catalog: Catalog,
     settings: Settings,
     refresher: Refresher,
 ) -> CreatedSnapshot:
+    if catalog.snapshot(record.sn_name) is not None:
+        raise SnapshotExists(
+            f"snapshot {record.sn_name} already exists", f"refresh it (UPDATE SNAPSHOT {record.sn_name}) or drop it"
+        )
     if (other := dag_id_collision(catalog, record.sn_name)) is not None:
         raise SnapshotExists(f"snapshot {record.sn_name} would share its Airflow DAG id with {other}", "rename it")
     if create_sql:
-        with dest_db.session() as session:
+        with dest.database.session() as session:
             session.execute(create_sql)
     try:
         catalog.add_snapshot(record, SnapshotExists(f"snapshot {record.sn_name} already exists"))
     except BaseException:
         if create_sql:
-            _drop_table(dest_db, dest)
+            drop_table(dest.database, dest.table)
         raise
     try:
         outcome = refresher(
@@ -219,7 +181,7 @@ def _register_and_fill(
     except BaseException as err:
         catalog.delete_snapshot(record.sn_name)
         if create_sql:
-            _drop_table(dest_db, dest)
+            drop_table(dest.database, dest.table)
         if isinstance(err, SnapreplError):
             raise type(err)(
                 f"the first copy of snapshot {record.sn_name} failed: {err.message}",
@@ -231,11 +193,6 @@ def _register_and_fill(
 
 def _request_settings(settings: Settings) -> dict[str, int]:
     return {"tolerance_minutes": settings.snp_repl_tolerance_offset, "commit_rows": settings.refresh_commit_rows}
-
-
-def _drop_table(database: Database, table: ResolvedTable) -> None:
-    with database.session() as session:
-        session.execute(database.dialect.drop_table_sql(table.schema, table.table))
 
 
 # ------------------------------------------------------------------ statements
@@ -261,65 +218,61 @@ def create_nonincremental_snapshot(
     schedule = validate_schedule(schedule)
     source_query = parse_snapshot_query(query, dialect_of)
     source_db = executable_database(source_query.conn_id)
-    source = source_db.dialect
-    with source_db.session() as session:
-        try:
-            result = source.describe_query(session, source_query.sql)
-        except SnapreplError:
-            raise
-        except Exception as err:
-            raise InvalidCondition(
-                f"the query fails on connection '{source_query.conn_id}': {_first_line(err)}", "check the query"
-            ) from None
-        key = _query_key(session, source, source_query.tree)
+    result, key = _describe_query(source_db, source_query)
     probe_query(
         source_db, source_query.sql, f"the query fails on connection '{source_query.conn_id}'", only_writes=True
     )
-    dest_db = executable_database(dest.conn_id)
-    resolved, existing = _resolve_dest(dest_db, dest)
-    refuse_own_source(catalog, resolved, query_places(source_query.conn_id, source_query.tree))
-    check_existing_destination(dest_db, resolved, existing, use_existing)
-    columns = _mapped_columns(result, source, dest_db.dialect, key)
+    target = destination(
+        catalog, dest, query_places(source_query.conn_id, source_query.tree), use_existing=use_existing
+    )
+    columns = mapped_columns(result, source_db.dialect, target.dialect, key)
     if len({c.name.lower() for c in columns}) != len(columns):
         raise InvalidArgument("the query returns two columns of the same name", "give them distinct aliases")
-    if existing is not None:
-        _check_existing_dest(existing, columns, [], dest_db.dialect)
-        key = [c.name for c in existing.primary_key]
-    create_sql = None if existing else dest_db.dialect.create_table_sql(resolved.schema, resolved.table, columns, key)
+    if target.existing is not None:
+        target.check_columns(columns, [])
+        key = [c.name for c in target.existing.primary_key]
     record = SnapshotRecord(
-        sn_name=resolved.key,
+        sn_name=target.table.key,
         sn_query=source_query.sql,
         sn_source_conn=source_query.conn_id,
-        sn_dest_conn=resolved.conn_id,
-        sn_dest_schema=resolved.schema,
-        sn_dest_table=resolved.table,
+        sn_dest_conn=target.table.conn_id,
+        sn_dest_schema=target.table.schema,
+        sn_dest_table=target.table.table,
         sn_created_at=utcnow(),
         sn_key_columns=json.dumps(key),
         sn_schedule=schedule,
     )
-    _refuse_duplicate(catalog, record)
     return _register_and_fill(
-        record, dest_db, resolved, create_sql, catalog=catalog, settings=settings, refresher=refresher
+        record, target, target.create_sql(columns, key), catalog=catalog, settings=settings, refresher=refresher
     )
 
 
-def _query_key(session: object, source: Dialect, tree: exp.Query) -> list[str]:
+def _describe_query(database: Database, query: SourceQuery) -> tuple[list[Column], list[str]]:
+    """The columns of ``query``'s result, and its key when it keeps the key of the one table it reads."""
+    dialect = database.dialect
+    with database.session() as session:
+        try:
+            result = dialect.describe_query(session, query.sql)
+        except SnapreplError:
+            raise
+        except Exception as err:
+            raise InvalidCondition(
+                f"the query fails on connection '{query.conn_id}': {first_line(err)}", "check the query"
+            ) from None
+        return result, _query_key(session, dialect, query)
+
+
+def _query_key(session: SqlSession, source: Dialect, query: SourceQuery) -> list[str]:
     """The key of the query's result when it is a plain projection of one table including its key."""
-    tables = list(tree.find_all(exp.Table))
-    if len(tables) != 1:
+    table = single_table(query.tree)
+    if table is None:
         return []
-    table = tables[0]
     try:
-        info = source.describe(
-            session,  # type: ignore[arg-type]
-            Ident(table.db, quoted=bool(table.args["db"].args.get("quoted"))) if table.db else None,
-            Ident(table.name, quoted=bool(table.this.args.get("quoted"))),
-            "-",
-        )
+        info = source.describe(session, table[0], table[1], "-")
     except (TableNotFound, SnapreplError):
         return []
     pk = [c.name for c in info.primary_key]
-    return (plain_projection_key(tree, info.table.table, pk, source) or []) if pk else []
+    return (plain_projection_key(query.tree, info.table.table, pk, source) or []) if pk else []
 
 
 def create_incremental_snapshot(
@@ -342,64 +295,33 @@ def create_incremental_snapshot(
     """
     catalog.ensure_ready()
     schedule = validate_schedule(schedule)
-    try:
-        log = find_log(catalog, source)
-    except SnapshotLogNotFound:
-        raise SnapshotLogNotFound(
-            f"an incremental snapshot needs a snapshot log on {source}",
-            f"create it first: CREATE SNAPSHOT LOG FOR {source}",
-        ) from None
-    source_db = executable_database(log.snl_conn)
-    dialect = source_db.dialect
-    with source_db.session() as session:
-        info = dialect.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
-    key = log.key_columns
-    if [c.name for c in info.primary_key] != key:
-        raise InvalidArgument(
-            f"the primary key of {info.table} changed since its snapshot log was made",
-            "drop the snapshot log and create it again",
-        )
-    chosen: list[str] | None = None
-    if columns is not None:
-        chosen = []
-        for ident in parse_column_list(columns, dialect):
-            name = dialect.fold(ident)
-            match = next((c.name for c in info.columns if dialect.same_name(c.name, name)), None)
-            if match is None:
-                raise InvalidArgument(f"{info.table} has no column {name!r}", "check the column list")
-            chosen.append(match)
-        selected = [info.column(k) for k in key] + [info.column(c) for c in chosen if c not in key]
-        if len(selected) <= len(key):
-            raise InvalidArgument("the column list has nothing but the key", "add at least one other column")
-    else:
-        selected = list(info.columns)
+    log, source_db, info = _logged_source(catalog, source)
+    dialect, key = source_db.dialect, log.key_columns
+    chosen = _chosen_columns(columns, info, dialect) if columns is not None else None
+    selected = _selected_columns(chosen, info, key)
     where = validate_condition(condition, dialect) if condition is not None else None
     query = (
         f"SELECT {', '.join(dialect.quote(c.name) for c in selected)} "
         f"FROM {dialect.qualified(info.table.schema, info.table.table)}" + (f" WHERE ({where})" if where else "")
     )
     probe_query(source_db, query, f"the snapshot's query fails on {info.table}")
-    dest_db = executable_database(dest.conn_id)
-    resolved, existing = _resolve_dest(dest_db, dest)
-    refuse_own_source(catalog, resolved, [Place(log.snl_conn, log.snl_schema, log.snl_table)])
-    check_existing_destination(dest_db, resolved, existing, use_existing)
-    mapped = _mapped_columns(selected, dialect, dest_db.dialect, key)
-    if existing is not None:
-        if len(existing.columns) <= len(key):
-            raise InvalidArgument(
-                f"destination {existing.table} has {len(existing.columns)} columns, no more than the source's "
-                f"{len(key)} key parts",
-                "give it the snapshot's columns",
-            )
-        _check_existing_dest(existing, mapped, key, dest_db.dialect)
-    create_sql = None if existing else dest_db.dialect.create_table_sql(resolved.schema, resolved.table, mapped, key)
+    sources = [Place(log.snl_conn, log.snl_schema, log.snl_table)]
+    target = destination(catalog, dest, sources, use_existing=use_existing)
+    mapped = mapped_columns(selected, dialect, target.dialect, key)
+    if target.existing is not None and len(target.existing.columns) <= len(key):
+        raise InvalidArgument(
+            f"destination {target.existing.table} has {len(target.existing.columns)} columns, no more than the "
+            f"source's {len(key)} key parts",
+            "give it the snapshot's columns",
+        )
+    target.check_columns(mapped, key)
     record = SnapshotRecord(
-        sn_name=resolved.key,
+        sn_name=target.table.key,
         sn_query=query,
         sn_source_conn=log.snl_conn,
-        sn_dest_conn=resolved.conn_id,
-        sn_dest_schema=resolved.schema,
-        sn_dest_table=resolved.table,
+        sn_dest_conn=target.table.conn_id,
+        sn_dest_schema=target.table.schema,
+        sn_dest_table=target.table.table,
         sn_created_at=utcnow(),
         sn_is_incremental=1,
         sn_source_table=log.snl_source,
@@ -408,17 +330,51 @@ def create_incremental_snapshot(
         sn_key_columns=json.dumps(key),
         sn_schedule=schedule,
     )
-    _refuse_duplicate(catalog, record)
     return _register_and_fill(
-        record, dest_db, resolved, create_sql, catalog=catalog, settings=settings, refresher=refresher
+        record, target, target.create_sql(mapped, key), catalog=catalog, settings=settings, refresher=refresher
     )
 
 
-def _refuse_duplicate(catalog: Catalog, record: SnapshotRecord) -> None:
-    if catalog.snapshot(record.sn_name) is not None:
-        raise SnapshotExists(
-            f"snapshot {record.sn_name} already exists", f"refresh it (UPDATE SNAPSHOT {record.sn_name}) or drop it"
+def _logged_source(catalog: Catalog, source: TableRef) -> tuple[LogRecord, Database, TableInfo]:
+    """The snapshot log of ``source``, its database, and the table as it is now (with the log's key)."""
+    try:
+        log = find_log(catalog, source)
+    except SnapshotLogNotFound:
+        raise SnapshotLogNotFound(
+            f"an incremental snapshot needs a snapshot log on {source}",
+            f"create it first: CREATE SNAPSHOT LOG FOR {source}",
+        ) from None
+    database = executable_database(log.snl_conn)
+    with database.session() as session:
+        info = database.dialect.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
+    if [c.name for c in info.primary_key] != log.key_columns:
+        raise InvalidArgument(
+            f"the primary key of {info.table} changed since its snapshot log was made",
+            "drop the snapshot log and create it again",
         )
+    return log, database, info
+
+
+def _chosen_columns(columns: str, info: TableInfo, dialect: Dialect) -> list[str]:
+    """The names in the column list ``columns`` as ``info``'s table spells them."""
+    chosen = []
+    for ident in parse_column_list(columns, dialect):
+        name = dialect.fold(ident)
+        match = next((c.name for c in info.columns if dialect.same_name(c.name, name)), None)
+        if match is None:
+            raise InvalidArgument(f"{info.table} has no column {name!r}", "check the column list")
+        chosen.append(match)
+    return chosen
+
+
+def _selected_columns(chosen: list[str] | None, info: TableInfo, key: list[str]) -> list[Column]:
+    """The key and the ``chosen`` columns (every column if None) of the snapshot's query."""
+    if chosen is None:
+        return list(info.columns)
+    selected = [info.column(k) for k in key] + [info.column(c) for c in chosen if c not in key]
+    if len(selected) <= len(key):
+        raise InvalidArgument("the column list has nothing but the key", "add at least one other column")
+    return selected
 
 
 def update_snapshot(
@@ -455,7 +411,7 @@ def drop_snapshot(name: TableRef, *, with_delete: bool = False, catalog: Catalog
         catalog.delete_snapshot(record.sn_name)
         if with_delete:
             table = ResolvedTable(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table)
-            _drop_table(executable_database(record.sn_dest_conn), table)
+            drop_table(executable_database(record.sn_dest_conn), table)
     return DroppedSnapshot(record.sn_name, with_delete)
 
 
@@ -475,12 +431,5 @@ def purge_replay_logs(*, catalog: Catalog, settings: Settings) -> PurgedReplayLo
     for record in catalog.snapshots():
         if record.incremental and record.sn_last_ts is not None:
             deleted[record.sn_name] = catalog.purge_replay_log(record.sn_name, record.sn_last_ts - offset)
-    from snaprepl.refresh.stale import drop_stale_staging
-
     drop_stale_staging(catalog)  # staging tables runs that died left behind
     return PurgedReplayLogs(deleted)
-
-
-def _first_line(err: BaseException) -> str:
-    cause = getattr(err, "orig", None) or err
-    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
