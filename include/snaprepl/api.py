@@ -11,16 +11,31 @@ snapshot log created for public.orders@src: table RLOG_orders, triggers public_o
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from snaprepl.arguments import Flag, checked
+from snaprepl.bidir.notify import notify_conflicts
+from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.ops import snapshot_logs, snapshots
+from snaprepl.ops.publications import (
+    add_resolver,
+    check_type,
+    create_publication,
+    create_subscription,
+    drop_publication,
+    drop_subscription,
+    find_publication,
+)
+from snaprepl.ops.purge import purge_urplogs
 from snaprepl.refresh.model import RefreshOutcome
+from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
+from snaprepl.submit.sync import Syncer, submit_sync
 
 
 def _catalog(catalog: Catalog | None) -> Catalog:
@@ -207,16 +222,6 @@ class SyncResult:
         return "\n".join(lines) if self.outcomes else f"{self.what}: nothing to do"
 
 
-def _syncer(syncer: Any) -> Any:
-    from snaprepl.submit.sync import submit_sync
-
-    return syncer or submit_sync
-
-
-def _item_ref(item: str) -> Any:
-    return parse_table_ref(item)
-
-
 @checked
 def repl_snp_server(
     dsn: str, user: str | None = None, password: str | None = None, *, catalog: Catalog | None = None
@@ -228,10 +233,6 @@ def repl_snp_server(
     :param user: accepted so the seed's calls run as written, but credentials belong to the
         connection: the user and password given here are neither used nor stored.
     """
-    import logging
-
-    from snaprepl.bidir.servers import register_server
-
     if user is not None or password is not None:
         logging.getLogger("snaprepl").warning(
             "REPL_SNP_SERVER('%s', ...): the user and password arguments are ignored and not stored; "
@@ -245,41 +246,31 @@ def repl_snp_server(
 @checked
 def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
     """``REPL_SERVER_NAME(conn_id)``: the replication name of a registered server."""
-    from snaprepl.bidir.servers import server_name
-
     return server_name(dsn, catalog=_catalog(catalog))
 
 
 @checked
 def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers)."""
-    from snaprepl.ops.publications import create_publication
-
-    return create_publication(_item_ref(item), type, catalog=_catalog(catalog))
+    return create_publication(parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
 def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_PUB(item, 2)``: drop a publication with its subscriptions and resolvers."""
-    from snaprepl.ops.publications import drop_publication
-
-    return drop_publication(_item_ref(item), type, catalog=_catalog(catalog))
+    return drop_publication(parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
 def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_SUB(server, item, 2)``: create the replica on a registered server."""
-    from snaprepl.ops.publications import create_subscription
-
-    return create_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
+    return create_subscription(server, parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
 def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_SUB(server, item, 2)``: drop a subscription and its replica."""
-    from snaprepl.ops.publications import drop_subscription
-
-    return drop_subscription(server, _item_ref(item), type, catalog=_catalog(catalog))
+    return drop_subscription(server, parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
@@ -291,16 +282,14 @@ def repl_init_snapshot(
     *,
     catalog: Catalog | None = None,
     settings: Settings | None = None,
-    syncer: Any = None,
+    syncer: Syncer | None = None,
 ) -> SyncResult:
     """``REPL_INIT_SNAPSHOT(server, item, 2[, rows_per_commit])``: load the publisher's rows into the
     replica, committing every ``rows_per_commit`` rows (default 100, as the seed)."""
-    from snaprepl.ops.publications import check_type, find_publication
-
     check_type(type)
     catalog = _catalog(catalog)
-    publication, _ = find_publication(catalog, _item_ref(item))
-    outcomes = _syncer(syncer)(
+    publication, _ = find_publication(catalog, parse_table_ref(item))
+    outcomes = (syncer or submit_sync)(
         "init", publication.sp_item, str(server), int(rows_per_commit), catalog, _settings(settings)
     )
     return SyncResult(f"REPL_INIT_SNAPSHOT {publication.sp_item} on {server}", outcomes)
@@ -313,17 +302,14 @@ def repl_update_snapshot(
     *,
     catalog: Catalog | None = None,
     settings: Settings | None = None,
-    syncer: Any = None,
+    syncer: Syncer | None = None,
 ) -> SyncResult:
     """``REPL_UPDATE_SNAPSHOT(item, 2)``: pull every subscriber's changes into the publisher (with
     conflict resolution), then push the publisher's log to every subscriber but each change's origin."""
-    from snaprepl.bidir.notify import notify_conflicts
-    from snaprepl.ops.publications import check_type, find_publication
-
     check_type(type)
     catalog, settings = _catalog(catalog), _settings(settings)
-    publication, _ = find_publication(catalog, _item_ref(item))
-    outcomes = _syncer(syncer)("sync", publication.sp_item, None, 100, catalog, settings)
+    publication, _ = find_publication(catalog, parse_table_ref(item))
+    outcomes = (syncer or submit_sync)("sync", publication.sp_item, None, 100, catalog, settings)
     notified = notify_conflicts(catalog, settings)
     return SyncResult(f"REPL_UPDATE_SNAPSHOT {publication.sp_item}", outcomes, notified)
 
@@ -344,19 +330,14 @@ def repl_add_snapshot_cr(
     :param klass: ``min``, ``max``, ``ave`` (with ``column``), ``pub_wins``, ``sub_wins``, or the import
         path ``package.module:function`` of a resolver of your own.
     """
-    from snaprepl.ops.publications import add_resolver
-
-    return add_resolver(_item_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
+    return add_resolver(parse_table_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
 
 
 @checked
 def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
     """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
-    from snaprepl.ops.publications import find_publication
-    from snaprepl.schedules import validate_schedule
-
     catalog = _catalog(catalog)
-    publication, _ = find_publication(catalog, _item_ref(item))
+    publication, _ = find_publication(catalog, parse_table_ref(item))
     value = validate_schedule(schedule)
     catalog.update_publication(publication.sp_item, sp_schedule=value)
     return f"publication {publication.sp_item}: schedule {value or 'none (manual syncs only)'}"
@@ -365,8 +346,6 @@ def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: C
 @checked
 def repl_purge_urplogs(*, catalog: Catalog | None = None, settings: Settings | None = None) -> str:
     """``REPL_PURGE_URPLOGS()``: purge update replay logs per publication, subscriber and direction."""
-    from snaprepl.ops.purge import purge_urplogs
-
     return str(purge_urplogs(catalog=_catalog(catalog), settings=_settings(settings)))
 
 

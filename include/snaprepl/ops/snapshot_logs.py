@@ -21,6 +21,7 @@ from snaprepl.errors import (
 from snaprepl.lookup import executable_database, find_log
 from snaprepl.names import ResolvedTable, TableRef
 from snaprepl.ops.purge import publisher_log_cutoff
+from snaprepl.ops.readonly import first_line
 from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
 from snaprepl.settings import Settings
 
@@ -130,15 +131,9 @@ def run_ddl(database: Database, steps: Sequence[DdlStep], what: str) -> None:
                     log.exception("could not undo %s", step.undo.splitlines()[0])
         statement = current.sql.splitlines()[0][:120] if current else "?"
         raise DdlFailed(
-            f"creating {what} on {database.describe_target()} failed at `{statement}`: {_db_message(err)}",
+            f"creating {what} on {database.describe_target()} failed at `{statement}`: {first_line(err)}",
             "nothing of it was left behind; fix the cause and run the statement again",
         ) from None
-
-
-def _db_message(err: BaseException) -> str:
-    cause = getattr(err, "orig", None) or err
-    text = str(cause).strip()
-    return text.splitlines()[0] if text else type(cause).__name__
 
 
 def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
