@@ -17,6 +17,7 @@ from snaprepl.ops import snapshot_logs, snapshots
 from snaprepl.settings import Settings
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script
+from snaprepl.submit.sync import Syncer
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Context:
     catalog: Catalog
     settings: Settings
     refresher: snapshots.Refresher = snapshots.submit_refresh
-    syncer: Any = None
+    syncer: Syncer | None = None
 
 
 @singledispatch
@@ -145,7 +146,7 @@ def run_script(
     catalog: Catalog | None = None,
     settings: Settings | None = None,
     refresher: snapshots.Refresher | None = None,
-    syncer: Any = None,
+    syncer: Syncer | None = None,
 ) -> list[Any]:
     """Parse and run ``;``-separated statements in order; stop at the first failure.
 
@@ -153,9 +154,10 @@ def run_script(
     :raises SnapreplError: from the failing statement, saying which one it was when there are several.
     """
     statements = parse_script(text)
+    settings = settings or Settings.load()  # loaded once, for the catalog and every statement
     ctx = Context(
-        catalog if catalog is not None else Catalog.open(),
-        settings or Settings.load(),
+        catalog if catalog is not None else Catalog.open(settings),
+        settings,
         refresher or snapshots.submit_refresh,
         syncer,
     )
