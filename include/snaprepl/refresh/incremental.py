@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
-from snaprepl.catalog.store import Catalog, LogRecord
+from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
 from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
@@ -29,6 +29,7 @@ from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
+from snaprepl.sql.change_queries import BATCH, OP, ROWGUID, SNAPTIME, change_columns, change_query, log_entries_sql
 
 
 def _complete_required(name: str, why: str) -> CompleteRefreshRequired:
@@ -41,6 +42,61 @@ def _complete_required(name: str, why: str) -> CompleteRefreshRequired:
 def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> RefreshOutcome:
     started = time.monotonic()
     snapshot = ends.snapshot
+    log, start = _log_window(catalog, request, snapshot)
+    replayed_guids = catalog.replayed_since(snapshot.sn_name, start)
+    if not _entries_to_apply(ends, log, start, set(replayed_guids)):  # the usual scheduled no-op: no Spark
+        return _nothing_applied(snapshot, started)
+    spark = session_of(spark)
+
+    # ---- 2: the changes, joined with current rows by the source database
+    source = ends.source_db.dialect
+    with ends.source_db.session() as session:
+        source_info = source.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
+    data_columns = list(ends.dest_table().columns)
+    source_columns = {c.name: c for c in source_info.columns}
+    read = [c.name for c in data_columns if c.name in source_columns]
+    query = change_query(source, log, read, snapshot.sn_condition, start)
+    changes = ends.source_io.read(spark, query, change_columns(source, log, source_columns, read)).persist()
+
+    # ---- 3: what is left to apply, in commit batches
+    replayed = spark.createDataFrame([(g,) for g in replayed_guids], "RLOG_ROWGUID STRING")
+    pending = T.exclude_replayed(changes, replayed)
+    for column in data_columns:  # columns the source lost are NULL in the destination
+        if column.name not in source_columns:
+            pending = pending.withColumn(column.name, _spark_null(column, ends))
+    if pending.isEmpty():  # cheap on the cached changes; spares the staging table's round trips
+        changes.unpersist()
+        return _nothing_applied(snapshot, started)
+    batched = T.assign_batches(pending, request.commit_rows)
+    staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
+
+    # ---- 4: stage, then apply batch by batch
+    upserted, deleted, batches, last_ts = _stage_and_apply(
+        catalog, ends, staged, changes, log.key_columns, data_columns
+    )
+    return RefreshOutcome(
+        snapshot=snapshot.sn_name,
+        kind=INCREMENTAL,
+        rows_upserted=upserted,
+        rows_deleted=deleted,
+        batches=batches,
+        last_ts=last_ts or snapshot.sn_last_ts,
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _nothing_applied(snapshot: SnapshotRecord, started: float) -> RefreshOutcome:
+    return RefreshOutcome(
+        snapshot=snapshot.sn_name, kind=INCREMENTAL, last_ts=snapshot.sn_last_ts, duration_s=time.monotonic() - started
+    )
+
+
+def _log_window(catalog: Catalog, request: RefreshRequest, snapshot: SnapshotRecord) -> tuple[LogRecord, datetime]:
+    """The snapshot's log and the time its entries are read from (1 above).
+
+    :raises CompleteRefreshRequired: when the snapshot needs a complete refresh first.
+    :raises SnapshotLogNotFound: when its log is gone.
+    """
     name = snapshot.sn_name
     if snapshot.sn_needs_complete:
         raise _complete_required(name, snapshot.sn_needs_complete)
@@ -60,76 +116,21 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
             f"its log was purged up to {log.snl_purged_before:%Y-%m-%d %H:%M:%S} but it needs entries from "
             f"{start:%Y-%m-%d %H:%M:%S} (Oracle's ORA-12034)",
         )
+    return log, start
 
-    source = ends.source_db.dialect
-    dest = ends.dest_db.dialect
-    replayed_guids = catalog.replayed_since(name, start)
-    if not _entries_to_apply(ends, log, start, set(replayed_guids)):  # the usual scheduled no-op: no Spark
-        return RefreshOutcome(
-            snapshot=name, kind=INCREMENTAL, last_ts=snapshot.sn_last_ts, duration_s=time.monotonic() - started
-        )
-    spark = session_of(spark)
-    with ends.source_db.session() as session:
-        source_info = source.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
-    dest_info = ends.dest_table()
-    key = log.key_columns
-    data_columns = list(dest_info.columns)
-    source_columns = {c.name: c for c in source_info.columns}
 
-    # ---- 2: the changes, joined with current rows by the source database
-    q = source.quote
-    objects = log.objects
-    log_cols = source.log_columns
-    needed = list(dict.fromkeys([*key, *(c.name for c in data_columns if c.name in source_columns)]))
-    condition = f" WHERE ({snapshot.sn_condition})" if snapshot.sn_condition else ""
-    inner = (
-        f"SELECT 1 AS {q(T.PRESENT)}, {', '.join(q(c) for c in needed)} "
-        f"FROM {source.qualified(log.snl_schema, log.snl_table)}{condition}"
-    )
-    on = " AND ".join(f"snaprepl_s.{q(k)} = snaprepl_l.{q(lk)}" for k, lk in zip(key, objects.key_columns, strict=True))
-    selected = [f"snaprepl_l.{q(lk)} AS {q(T.key_alias(i))}" for i, lk in enumerate(objects.key_columns)]
-    selected += [
-        f"snaprepl_l.{q(log_cols.snaptime)} AS {q(T.SNAPTIME)}",
-        f"snaprepl_l.{q(log_cols.rowguid)} AS {q(T.ROWGUID)}",
-        f"snaprepl_s.{q(T.PRESENT)}",
-        *(f"snaprepl_s.{q(c.name)}" for c in data_columns if c.name in source_columns),
-    ]
-    query = (
-        f"SELECT {', '.join(selected)} FROM {source.qualified(log.snl_schema, objects.rlog)} snaprepl_l "
-        f"LEFT JOIN ({inner}) snaprepl_s ON {on} "
-        f"WHERE snaprepl_l.{q(log_cols.snaptime)} >= {source.timestamp_literal(start)}"
-    )
-    read_columns = [Column(T.key_alias(i), source_columns[k].type_sql) for i, k in enumerate(key)]
-    read_columns += [
-        Column(T.SNAPTIME, render(GenericType("timestamp"), source.name)),
-        Column(T.ROWGUID, render(GenericType("varchar(n)", length=255), source.name)),
-        Column(T.PRESENT, render(GenericType("integer"), source.name)),
-        *(source_columns[c.name] for c in data_columns if c.name in source_columns),
-    ]
-    changes = ends.source_io.read(spark, query, read_columns).persist()
-
-    # ---- 3: what is left to apply, in commit batches
-    replayed = spark.createDataFrame([(g,) for g in replayed_guids], "RLOG_ROWGUID STRING")
-    pending = T.exclude_replayed(changes, replayed)
-    for column in data_columns:  # columns the source lost are NULL in the destination
-        if column.name not in source_columns:
-            pending = pending.withColumn(column.name, spark_null(column, ends))
-    staged = T.to_staging(T.assign_batches(pending, request.commit_rows), key, [c.name for c in data_columns])
-
-    if pending.isEmpty():  # cheap on the cached changes; spares the staging table's round trips
-        changes.unpersist()
-        return RefreshOutcome(
-            snapshot=name, kind=INCREMENTAL, last_ts=snapshot.sn_last_ts, duration_s=time.monotonic() - started
-        )
-
-    # ---- 4: stage, then apply batch by batch
-    schema = snapshot.sn_dest_schema
+def _stage_and_apply(
+    catalog: Catalog, ends: Endpoints, staged: Any, changes: Any, key: list[str], data_columns: list[Column]
+) -> tuple[int, int, int, datetime | None]:
+    """Load ``staged`` into a staging table of the destination, apply it batch by batch, drop it;
+    (upserted, deleted, batches, newest SNAPTIME applied)."""
+    dest, schema = ends.dest_db.dialect, ends.snapshot.sn_dest_schema
     stage = ends.staging_name("inc")
     stage_columns = [
-        Column(T.BATCH, render(GenericType("integer"), dest.name)),
-        Column(T.OP, dest.dmltype_type),
-        Column(T.ROWGUID, dest.rowguid_type),
-        Column(T.SNAPTIME, render(GenericType("timestamp"), dest.name)),
+        Column(BATCH, render(GenericType("integer"), dest.name)),
+        Column(OP, dest.dmltype_type),
+        Column(ROWGUID, dest.rowguid_type),
+        Column(SNAPTIME, render(GenericType("timestamp"), dest.name)),
         *(Column(c.name, c.type_sql) for c in data_columns),
     ]
     with ends.dest_db.session() as session:
@@ -142,25 +143,16 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
-        upserted, deleted, batches, last_ts = _apply(catalog, ends, stage, key, data_columns)
+        return _apply(catalog, ends, stage, key, data_columns)
     finally:
         with ends.dest_db.session() as session:
             session.execute(dest.drop_table_sql(schema, stage))
-    return RefreshOutcome(
-        snapshot=name,
-        kind=INCREMENTAL,
-        rows_upserted=upserted,
-        rows_deleted=deleted,
-        batches=batches,
-        last_ts=last_ts or snapshot.sn_last_ts,
-        duration_s=time.monotonic() - started,
-    )
 
 
 def staging_index_sql(dest: Dialect, schema: str | None, stage: str) -> str:
     """Index the staging table by batch: each batch's statements then read only its rows, not the whole
     table once per batch."""
-    return dest.create_index_sql(schema, stage, dest.shorten(f"{stage}_batch"), [T.BATCH, T.OP])
+    return dest.create_index_sql(schema, stage, dest.shorten(f"{stage}_batch"), [BATCH, OP])
 
 
 def _purged_past(purged_before: datetime | None, start: datetime, complete_ts: datetime | None) -> bool:
@@ -175,18 +167,15 @@ def _entries_to_apply(ends: Endpoints, log: LogRecord, start: datetime, replayed
     """Whether the log holds entries since ``start`` the replay log does not list: a count, and only
     when the count does not already tell, the entries' RLOG_ROWGUIDs."""
     source = ends.source_db.dialect
-    q, cols = source.quote, source.log_columns
-    where = f"FROM {source.qualified(log.snl_schema, log.objects.rlog)} WHERE {q(cols.snaptime)} >= " + (
-        source.timestamp_literal(start)
-    )
     with ends.source_db.session() as session:
-        count = int(session.query(f"SELECT COUNT(*) {where}")[0][0])
+        count = int(session.query(log_entries_sql(source, log, start, count=True))[0][0])
         if count == 0 or count > len(replayed):
             return count > 0
-        return any(row[0] not in replayed for row in session.query(f"SELECT {q(cols.rowguid)} {where}"))
+        return any(row[0] not in replayed for row in session.query(log_entries_sql(source, log, start, count=False)))
 
 
-def spark_null(column: Column, ends: Endpoints) -> Any:
+def _spark_null(column: Column, ends: Endpoints) -> Any:
+    """A NULL of the Spark type that writes ``column`` of the destination."""
     from pyspark.sql import functions as F
 
     return F.lit(None).cast(ends.dest_io.target_type(column))
@@ -194,7 +183,7 @@ def spark_null(column: Column, ends: Endpoints) -> Any:
 
 def _apply(
     catalog: Catalog, ends: Endpoints, stage: str, key: list[str], columns: list[Column]
-) -> tuple[int, int, int, Any]:
+) -> tuple[int, int, int, datetime | None]:
     dest = ends.dest_db.dialect
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
@@ -202,15 +191,14 @@ def _apply(
     q = dest.quote
     with ends.dest_db.session() as session:
         summary = session.query(
-            f"SELECT {q(T.BATCH)}, {q(T.OP)}, COUNT(*) FROM {staged} GROUP BY {q(T.BATCH)}, {q(T.OP)} "
-            f"ORDER BY {q(T.BATCH)}"
+            f"SELECT {q(BATCH)}, {q(OP)}, COUNT(*) FROM {staged} GROUP BY {q(BATCH)}, {q(OP)} ORDER BY {q(BATCH)}"
         )
     per_batch: dict[int, dict[str, int]] = {}
     for batch, op, count in summary:
         per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
-    delete_sql = dest.delete_staged_sql(target, staged, key, T.BATCH, T.OP)
-    upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, T.BATCH, T.OP)
-    entries_sql = f"SELECT {q(T.ROWGUID)}, {q(T.SNAPTIME)} FROM {staged} WHERE {q(T.BATCH)} = :batch"
+    delete_sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
+    upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
+    entries_sql = f"SELECT {q(ROWGUID)}, {q(SNAPTIME)} FROM {staged} WHERE {q(BATCH)} = :batch"
     upserted = deleted = 0
     last_ts = None
     for batch in sorted(per_batch):

@@ -1,9 +1,7 @@
 """Pure DataFrame -> DataFrame steps of an incremental refresh.
 
-The changes DataFrame comes from the source's log joined with the snapshot's query (see
-:mod:`snaprepl.refresh.incremental`) and has these columns besides the snapshot's own:
-``SNAPREPL_K<i>`` (the logged key), ``SNAPREPL_SNAPTIME``, ``SNAPREPL_ROWGUID`` and
-``SNAPREPL_PRESENT`` (1 when the row exists in the source and matches the snapshot's condition).
+The changes DataFrame is the result of the change query (:mod:`snaprepl.sql.change_queries`, whose
+docstring lists its columns besides the snapshot's own).
 """
 
 from __future__ import annotations
@@ -14,15 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-SNAPTIME = "SNAPREPL_SNAPTIME"
-ROWGUID = "SNAPREPL_ROWGUID"
-PRESENT = "SNAPREPL_PRESENT"
-BATCH = "SNAPREPL_BATCH"
-OP = "SNAPREPL_OP"
-
-
-def key_alias(position: int) -> str:
-    return f"SNAPREPL_K{position}"
+from snaprepl.sql.change_queries import BATCH, OP, PRESENT, ROWGUID, SNAPTIME, key_alias
 
 
 def _col(name: str) -> Any:
@@ -62,9 +52,3 @@ def to_staging(changes: DataFrame, key_columns: Sequence[str], data_columns: Seq
     return changes.select(
         _col(BATCH).alias(BATCH), op.alias(OP), _col(ROWGUID).alias(ROWGUID), _col(SNAPTIME).alias(SNAPTIME), *values
     )
-
-
-def batch_summary(staged: DataFrame) -> list[tuple[int, int, Any]]:
-    """(batch, rows, newest SNAPTIME) per batch, in order; small enough to collect."""
-    rows = staged.groupBy(BATCH).agg(F.count(F.lit(1)).alias("n"), F.max(SNAPTIME).alias("t")).orderBy(BATCH).collect()
-    return [(r[BATCH], r["n"], r["t"]) for r in rows]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from snaprepl.refresh import transforms as T
@@ -38,9 +39,7 @@ def test_batches_follow_snaptime_groups_and_never_split_one(spark) -> None:
     per_group = {r["SNAPREPL_SNAPTIME"].second: r["SNAPREPL_BATCH"] for r in batched.collect()}
     # a group's batch is floor(rows before it / 3): t1 starts at 0, t2 at 3, t3 at 4, t4 at 8, t5 at 9
     assert per_group == {1: 0, 2: 1, 3: 1, 4: 2, 5: 3}
-    groups_per_batch = (
-        batched.groupBy("SNAPREPL_SNAPTIME").agg(T.F.countDistinct("SNAPREPL_BATCH").alias("n")).collect()
-    )
+    groups_per_batch = batched.groupBy("SNAPREPL_SNAPTIME").agg(F.countDistinct("SNAPREPL_BATCH").alias("n")).collect()
     assert all(r["n"] == 1 for r in groups_per_batch), "no SNAPTIME group spans two batches"
     assert batched.count() == 10
 
@@ -48,7 +47,7 @@ def test_batches_follow_snaptime_groups_and_never_split_one(spark) -> None:
 def test_staging_rows_are_upserts_or_deletes_with_the_logged_key(spark) -> None:
     changes = spark.createDataFrame(
         [(1, ts(1), "g1", 1, 1, "a"), (2, ts(1), "g2", None, None, None)], CHANGES_SCHEMA
-    ).withColumn("SNAPREPL_BATCH", T.F.lit(0))
+    ).withColumn("SNAPREPL_BATCH", F.lit(0))
     staged = T.to_staging(changes, ["id"], ["id", "v"])
     expected = spark.createDataFrame(
         [(0, "U", "g1", ts(1), 1, "a"), (0, "D", "g2", ts(1), 2, None)],

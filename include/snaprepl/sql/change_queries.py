@@ -1,0 +1,89 @@
+"""The change query of an incremental refresh, and the queries that look at a snapshot log's window.
+
+Pure functions: (dialect, log, snapshot's query parts, window start) -> SQL text, golden-tested per
+dialect (tests/unit/test_change_queries.py). The change query is run by the source database: the log
+entries since ``since`` LEFT JOINed with the snapshot's table restricted to their keys, so only changed
+rows travel, current as of now. Its result has these columns besides the snapshot's own:
+``SNAPREPL_K<i>`` (the logged key), ``SNAPREPL_SNAPTIME``, ``SNAPREPL_ROWGUID`` and ``SNAPREPL_PRESENT``
+(1 when the row exists in the source and matches the snapshot's condition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from snaprepl.catalog.store import LogRecord
+from snaprepl.dialects import Column, Dialect
+from snaprepl.dialects.types import GenericType, render
+
+SNAPTIME = "SNAPREPL_SNAPTIME"
+ROWGUID = "SNAPREPL_ROWGUID"
+PRESENT = "SNAPREPL_PRESENT"
+#: Columns of the destination's staging table: the commit batch and the operation ('U' or 'D').
+BATCH = "SNAPREPL_BATCH"
+OP = "SNAPREPL_OP"
+
+
+def key_alias(position: int) -> str:
+    """The change query's name for the ``position``-th key column as the log recorded it."""
+    return f"SNAPREPL_K{position}"
+
+
+def change_query(
+    dialect: Dialect, log: LogRecord, columns: Sequence[str], condition: str | None, since: datetime
+) -> str:
+    """The log entries of ``log`` since ``since``, each with the current row of its key.
+
+    :param columns: the destination's columns the source table still has.
+    :param condition: the snapshot's WHERE condition, or None; a row that fails it is not PRESENT.
+    """
+    q, objects, log_cols = dialect.quote, log.objects, dialect.log_columns
+    where = f" WHERE ({condition})" if condition else ""
+    needed = list(dict.fromkeys([*log.key_columns, *columns]))
+    inner = (
+        f"SELECT 1 AS {q(PRESENT)}, {', '.join(q(c) for c in needed)} "
+        f"FROM {dialect.qualified(log.snl_schema, log.snl_table)}{where}"
+    )
+    on = " AND ".join(
+        f"snaprepl_s.{q(k)} = snaprepl_l.{q(lk)}" for k, lk in zip(log.key_columns, objects.key_columns, strict=True)
+    )
+    selected = [f"snaprepl_l.{q(lk)} AS {q(key_alias(i))}" for i, lk in enumerate(objects.key_columns)]
+    selected += [
+        f"snaprepl_l.{q(log_cols.snaptime)} AS {q(SNAPTIME)}",
+        f"snaprepl_l.{q(log_cols.rowguid)} AS {q(ROWGUID)}",
+        f"snaprepl_s.{q(PRESENT)}",
+        *(f"snaprepl_s.{q(c)}" for c in columns),
+    ]
+    return (
+        f"SELECT {', '.join(selected)} FROM {dialect.qualified(log.snl_schema, objects.rlog)} snaprepl_l "
+        f"LEFT JOIN ({inner}) snaprepl_s ON {on} "
+        f"WHERE snaprepl_l.{q(log_cols.snaptime)} >= {dialect.timestamp_literal(since)}"
+    )
+
+
+def change_columns(
+    dialect: Dialect, log: LogRecord, source_columns: Mapping[str, Column], columns: Sequence[str]
+) -> list[Column]:
+    """The columns of :func:`change_query`'s result, in its order, typed in ``dialect``.
+
+    :param source_columns: the source table's columns by name (the key's among them).
+    """
+    read = [Column(key_alias(i), source_columns[k].type_sql) for i, k in enumerate(log.key_columns)]
+    return [
+        *read,
+        Column(SNAPTIME, render(GenericType("timestamp"), dialect.name)),
+        Column(ROWGUID, render(GenericType("varchar(n)", length=255), dialect.name)),
+        Column(PRESENT, render(GenericType("integer"), dialect.name)),
+        *(source_columns[c] for c in columns),
+    ]
+
+
+def log_entries_sql(dialect: Dialect, log: LogRecord, since: datetime, *, count: bool) -> str:
+    """The RLOG_ROWGUIDs of ``log``'s entries since ``since``, or with ``count`` how many there are."""
+    q, cols = dialect.quote, dialect.log_columns
+    what = "COUNT(*)" if count else q(cols.rowguid)
+    return (
+        f"SELECT {what} FROM {dialect.qualified(log.snl_schema, log.objects.rlog)} "
+        f"WHERE {q(cols.snaptime)} >= {dialect.timestamp_literal(since)}"
+    )

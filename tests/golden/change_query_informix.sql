@@ -1,0 +1,8 @@
+SELECT snaprepl_l."RLOG_order_id" AS "SNAPREPL_K0", snaprepl_l."RLOG_line_no" AS "SNAPREPL_K1", snaprepl_l."SNAPTIME" AS "SNAPREPL_SNAPTIME", snaprepl_l."RLOG_ROWGUID" AS "SNAPREPL_ROWGUID", snaprepl_s."SNAPREPL_PRESENT", snaprepl_s."order_id", snaprepl_s."line_no", snaprepl_s."amount" FROM "sales"."RLOG_orders" snaprepl_l LEFT JOIN (SELECT 1 AS "SNAPREPL_PRESENT", "order_id", "line_no", "amount" FROM "sales"."orders") snaprepl_s ON snaprepl_s."order_id" = snaprepl_l."RLOG_order_id" AND snaprepl_s."line_no" = snaprepl_l."RLOG_line_no" WHERE snaprepl_l."SNAPTIME" >= '2026-01-02 03:04:05.678000';
+
+SELECT snaprepl_l."RLOG_order_id" AS "SNAPREPL_K0", snaprepl_l."RLOG_line_no" AS "SNAPREPL_K1", snaprepl_l."SNAPTIME" AS "SNAPREPL_SNAPTIME", snaprepl_l."RLOG_ROWGUID" AS "SNAPREPL_ROWGUID", snaprepl_s."SNAPREPL_PRESENT", snaprepl_s."order_id", snaprepl_s."line_no", snaprepl_s."amount" FROM "sales"."RLOG_orders" snaprepl_l LEFT JOIN (SELECT 1 AS "SNAPREPL_PRESENT", "order_id", "line_no", "amount" FROM "sales"."orders" WHERE ("amount" > 0)) snaprepl_s ON snaprepl_s."order_id" = snaprepl_l."RLOG_order_id" AND snaprepl_s."line_no" = snaprepl_l."RLOG_line_no" WHERE snaprepl_l."SNAPTIME" >= '2026-01-02 03:04:05.678000';
+
+SELECT COUNT(*) FROM "sales"."RLOG_orders" WHERE "SNAPTIME" >= '2026-01-02 03:04:05.678000';
+
+SELECT "RLOG_ROWGUID" FROM "sales"."RLOG_orders" WHERE "SNAPTIME" >= '2026-01-02 03:04:05.678000';
+

@@ -1,0 +1,8 @@
+SELECT snaprepl_l.[RLOG_OrderID] AS [SNAPREPL_K0], snaprepl_l.[RLOG_LineNo] AS [SNAPREPL_K1], snaprepl_l.[SNAPTIME] AS [SNAPREPL_SNAPTIME], snaprepl_l.[RLOG_ROWGUID] AS [SNAPREPL_ROWGUID], snaprepl_s.[SNAPREPL_PRESENT], snaprepl_s.[OrderID], snaprepl_s.[LineNo], snaprepl_s.[Amount] FROM [dbo].[RLOG_Orders] snaprepl_l LEFT JOIN (SELECT 1 AS [SNAPREPL_PRESENT], [OrderID], [LineNo], [Amount] FROM [dbo].[Orders]) snaprepl_s ON snaprepl_s.[OrderID] = snaprepl_l.[RLOG_OrderID] AND snaprepl_s.[LineNo] = snaprepl_l.[RLOG_LineNo] WHERE snaprepl_l.[SNAPTIME] >= '2026-01-02 03:04:05.678000';
+
+SELECT snaprepl_l.[RLOG_OrderID] AS [SNAPREPL_K0], snaprepl_l.[RLOG_LineNo] AS [SNAPREPL_K1], snaprepl_l.[SNAPTIME] AS [SNAPREPL_SNAPTIME], snaprepl_l.[RLOG_ROWGUID] AS [SNAPREPL_ROWGUID], snaprepl_s.[SNAPREPL_PRESENT], snaprepl_s.[OrderID], snaprepl_s.[LineNo], snaprepl_s.[Amount] FROM [dbo].[RLOG_Orders] snaprepl_l LEFT JOIN (SELECT 1 AS [SNAPREPL_PRESENT], [OrderID], [LineNo], [Amount] FROM [dbo].[Orders] WHERE ([Amount] > 0)) snaprepl_s ON snaprepl_s.[OrderID] = snaprepl_l.[RLOG_OrderID] AND snaprepl_s.[LineNo] = snaprepl_l.[RLOG_LineNo] WHERE snaprepl_l.[SNAPTIME] >= '2026-01-02 03:04:05.678000';
+
+SELECT COUNT(*) FROM [dbo].[RLOG_Orders] WHERE [SNAPTIME] >= '2026-01-02 03:04:05.678000';
+
+SELECT [RLOG_ROWGUID] FROM [dbo].[RLOG_Orders] WHERE [SNAPTIME] >= '2026-01-02 03:04:05.678000';
+

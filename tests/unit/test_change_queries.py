@@ -1,0 +1,97 @@
+"""The change query of an incremental refresh and the log-window queries, compared per dialect with
+reviewed golden files (tests/golden/change_query_<dialect>.sql).
+
+Regenerate after a deliberate change with ``UPDATE_GOLDEN=1 pytest tests/unit/test_change_queries.py``
+and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import sqlglot
+
+from snaprepl.catalog.store import LogRecord
+from snaprepl.dialects import DIALECTS, Column, LogObjects
+from snaprepl.sql.change_queries import change_columns, change_query, log_entries_sql
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+SINCE = datetime(2026, 1, 2, 3, 4, 5, 678000)
+#: Per dialect: schema, table, key columns, a data column, as the snapshot-log golden files name them.
+TABLE = {
+    "postgres": ("sales", "orders", ["order_id", "line_no"], "amount"),
+    "mysql": ("sales", "orders", ["order_id", "line_no"], "amount"),
+    "sqlite": ("main", "orders", ["order_id", "line_no"], "amount"),
+    "mssql": ("dbo", "Orders", ["OrderID", "LineNo"], "Amount"),
+    "oracle": ("SALES", "ORDERS", ["ORDER_ID", "LINE_NO"], "AMOUNT"),
+    "db2": ("SALES", "ORDERS", ["ORDER_ID", "LINE_NO"], "AMOUNT"),
+    "informix": ("sales", "orders", ["order_id", "line_no"], "amount"),
+}
+
+
+def log_of(dialect: str) -> LogRecord:
+    schema, table, key, _ = TABLE[dialect]
+    objects = LogObjects(rlog=f"RLOG_{table}", key_columns=tuple(f"RLOG_{k}" for k in key), triggers=())
+    return LogRecord(
+        snl_source=f"{schema}.{table}@src",
+        snl_rlog=objects.rlog,
+        snl_rplog=f"RPLOG_{table}",
+        snl_conn="src",
+        snl_schema=schema,
+        snl_table=table,
+        snl_dialect=dialect,
+        snl_key_columns=json.dumps(key),
+        snl_objects=objects.to_json(),
+        snl_kind="snapshot",
+        snl_created_at=SINCE,
+    )
+
+
+def script_of(dialect: str) -> str:
+    """The queries of one dialect, one statement a paragraph."""
+    log, (_, _, key, data) = log_of(dialect), TABLE[dialect]
+    source = DIALECTS[dialect]
+    queries = [
+        change_query(source, log, [*key, data], None, SINCE),
+        change_query(source, log, [*key, data], f"{source.quote(data)} > 0", SINCE),
+        log_entries_sql(source, log, SINCE, count=True),
+        log_entries_sql(source, log, SINCE, count=False),
+    ]
+    return "".join(f"{query};\n\n" for query in queries)
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_change_queries_match_golden(dialect: str) -> None:
+    script = script_of(dialect)
+    golden = GOLDEN / f"change_query_{dialect}.sql"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(script)
+    assert golden.exists(), f"missing {golden}: run with UPDATE_GOLDEN=1 and review it"
+    assert script == golden.read_text()
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "mysql", "sqlite"])
+def test_change_queries_of_real_dialects_parse(dialect: str) -> None:
+    for statement in script_of(dialect).split(";\n\n")[:-1]:
+        sqlglot.parse_one(statement, read=dialect)
+
+
+def test_change_columns_follow_the_query_key_first() -> None:
+    source = DIALECTS["postgres"]
+    columns = {"order_id": Column("order_id", "integer"), "line_no": Column("line_no", "smallint")}
+    columns["amount"] = Column("amount", "numeric(10,2)")
+    read = change_columns(source, log_of("postgres"), columns, ["order_id", "line_no", "amount"])
+    assert [(c.name, c.type_sql) for c in read] == [
+        ("SNAPREPL_K0", "integer"),
+        ("SNAPREPL_K1", "smallint"),
+        ("SNAPREPL_SNAPTIME", "timestamp(6)"),
+        ("SNAPREPL_ROWGUID", "varchar(255)"),
+        ("SNAPREPL_PRESENT", "integer"),
+        ("order_id", "integer"),
+        ("line_no", "smallint"),
+        ("amount", "numeric(10,2)"),
+    ]
