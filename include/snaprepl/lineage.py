@@ -92,7 +92,8 @@ def query_places(conn_id: str, tree: exp.Expression) -> list[Place]:
     return places
 
 
-def _sources_of(record: SnapshotRecord) -> list[Place]:
+def sources_of(record: SnapshotRecord) -> list[Place]:
+    """The tables the query of snapshot ``record`` reads."""
     dialect = get_connection(record.sn_source_conn).dialect
     tree = sqlglot.parse_one(record.sn_query, read=dialect.sqlglot_dialect or None)
     return query_places(record.sn_source_conn, tree)
@@ -107,7 +108,7 @@ def _edges(catalog: Catalog, places: _Places) -> list[tuple[SnapshotRecord, list
     for record in catalog.snapshots():
         try:
             places.endpoint(record.sn_source_conn), places.endpoint(record.sn_dest_conn)
-            edges.append((record, _sources_of(record)))
+            edges.append((record, sources_of(record)))
         except (SnapreplError, sqlglot.errors.SqlglotError):
             continue  # a snapshot whose connection or query cannot be read here feeds nothing we can see
     return edges

@@ -5,7 +5,7 @@ from __future__ import annotations
 from snaprepl.catalog.store import Catalog, SnapshotRecord
 from snaprepl.db import Database
 from snaprepl.errors import TableNotFound
-from snaprepl.lineage import query_places
+from snaprepl.lineage import sources_of
 
 
 def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> None:
@@ -14,17 +14,16 @@ def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> None:
 
     :raises TableNotFound: naming the missing table, the snapshot, and its still registered log.
     """
-    import sqlglot
-
     database = Database.for_conn_id(snapshot.sn_source_conn)
     dialect = database.dialect
-    tree = sqlglot.parse_one(snapshot.sn_query, read=dialect.sqlglot_dialect or None)
+    places = sources_of(snapshot)
     with database.session() as session:
-        default = None
-        for place in query_places(snapshot.sn_source_conn, tree):
-            if place.schema is None:
-                default = default or dialect.default_schema(session)
-            schema = place.schema if place.schema is not None else default
+        default: str | None = None
+        for place in places:
+            if place.schema is not None:
+                schema = place.schema
+            else:
+                schema = default = default or dialect.default_schema(session)
             if dialect.find_table(session, schema, place.table) is None:
                 log = catalog.log(snapshot.sn_source_table) if snapshot.sn_source_table else None
                 note = f"; its snapshot log {log.snl_rlog} is still registered" if log else ""

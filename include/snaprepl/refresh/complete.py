@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
-from snaprepl.catalog.store import Catalog, utcnow
+from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
 from snaprepl.dialects import Column
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
@@ -44,15 +43,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
             high_water_mark = source.now_utc(session)
         result_columns = source.describe_query(session, snapshot.sn_query)
     dest_info = ends.dest_table()
-    by_name = {c.name: c for c in result_columns}
-    missing = [c.name for c in dest_info.columns if not any(dest.same_name(c.name, n) for n in by_name)]
-    if missing:
-        raise RefreshFailed(
-            f"the query of snapshot {snapshot.sn_name} no longer returns columns {', '.join(missing)} "
-            "of its destination",
-            "restore them in the source, or drop and recreate the snapshot",
-        )
-    source_columns = [next(by_name[n] for n in by_name if dest.same_name(c.name, n)) for c in dest_info.columns]
+    source_columns = _source_columns(ends, result_columns, dest_info.columns)
     key = [c.name for c in dest_info.primary_key]
 
     staging = ends.staging_name("full")
@@ -63,31 +54,9 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
     with ends.dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, staging))
         session.execute(dest.create_table_sql(schema, staging, staging_columns, key_in_ddl))
-    catalog.update_snapshot(
-        snapshot.sn_name,
-        sn_last_upd_bm=json.dumps(
-            {
-                "run_id": request.run_id,
-                "staging": staging,
-                "high_water_mark": high_water_mark.isoformat() if high_water_mark else None,
-                "started": utcnow().isoformat(),
-            }
-        ),
-    )
+    _record_start(catalog, request, snapshot, staging, high_water_mark)
     try:
-        source_key = [c for c in source_columns if any(dest.same_name(c.name, k) for k in key)]
-        with ends.source_db.session(read_only=True) as session:  # the query's own SQL: it must not write
-            estimate = _estimate_rows(session, ends, source_key)
-            plan = partitioning.plan(session, source, snapshot.sn_query, source_key, estimate, request.max_partitions)
-        frame = ends.source_io.read(session_of(spark), snapshot.sn_query, source_columns, plan)
-        frame = frame.toDF(*[c.name for c in dest_info.columns])
-        copied = ends.dest_io.write(frame, schema, staging, staging_columns)
-        with ends.dest_db.session() as session:
-            if copied is None:
-                copied = int(session.query(f"SELECT COUNT(*) FROM {dest.qualified(schema, staging)}")[0][0])
-            if key and dest.key_after_load:
-                session.execute(dest.add_key_sql(schema, staging, key))
-            dest.analyze(session, schema, staging)
+        copied = _copy(spark, request, ends, source_columns, staging, staging_columns, key)
         _replace(ends, staging, staging_columns, key, swap)
     except BaseException:
         with ends.dest_db.session() as session:
@@ -101,6 +70,70 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         last_ts=high_water_mark,
         duration_s=time.monotonic() - started,
     )
+
+
+def _source_columns(ends: Endpoints, result_columns: Sequence[Column], dest_columns: Sequence[Column]) -> list[Column]:
+    """The query's result columns in the order of the destination's, matched by name.
+
+    :raises RefreshFailed: when the query no longer returns some column of the destination.
+    """
+    dest = ends.dest_db.dialect
+    by_name = {c.name: c for c in result_columns}
+    missing = [c.name for c in dest_columns if not any(dest.same_name(c.name, n) for n in by_name)]
+    if missing:
+        raise RefreshFailed(
+            f"the query of snapshot {ends.snapshot.sn_name} no longer returns columns {', '.join(missing)} "
+            "of its destination",
+            "restore them in the source, or drop and recreate the snapshot",
+        )
+    return [next(by_name[n] for n in by_name if dest.same_name(c.name, n)) for c in dest_columns]
+
+
+def _record_start(
+    catalog: Catalog, request: RefreshRequest, snapshot: SnapshotRecord, staging: str, high_water_mark: datetime | None
+) -> None:
+    """Note the run, its staging table and the log's high-water mark in SN_LAST_UPD_BM (the purge of
+    dead runs' staging tables reads it)."""
+    catalog.update_snapshot(
+        snapshot.sn_name,
+        sn_last_upd_bm=json.dumps(
+            {
+                "run_id": request.run_id,
+                "staging": staging,
+                "high_water_mark": high_water_mark.isoformat() if high_water_mark else None,
+                "started": utcnow().isoformat(),
+            }
+        ),
+    )
+
+
+def _copy(
+    spark: Any,
+    request: RefreshRequest,
+    ends: Endpoints,
+    source_columns: list[Column],
+    staging: str,
+    staging_columns: list[Column],
+    key: list[str],
+) -> int:
+    """Copy the query's result into the staging table in parallel reads, then key and analyze it;
+    the rows copied."""
+    snapshot, source, dest = ends.snapshot, ends.source_db.dialect, ends.dest_db.dialect
+    schema = snapshot.sn_dest_schema
+    source_key = [c for c in source_columns if any(dest.same_name(c.name, k) for k in key)]
+    with ends.source_db.session(read_only=True) as session:  # the query's own SQL: it must not write
+        estimate = _estimate_rows(session, ends, source_key)
+        plan = partitioning.plan(session, source, snapshot.sn_query, source_key, estimate, request.max_partitions)
+    frame = ends.source_io.read(session_of(spark), snapshot.sn_query, source_columns, plan)
+    frame = frame.toDF(*[c.name for c in staging_columns])
+    copied = ends.dest_io.write(frame, schema, staging, staging_columns)
+    with ends.dest_db.session() as session:
+        if copied is None:
+            copied = int(session.query(f"SELECT COUNT(*) FROM {dest.qualified(schema, staging)}")[0][0])
+        if key and dest.key_after_load:
+            session.execute(dest.add_key_sql(schema, staging, key))
+        dest.analyze(session, schema, staging)
+    return copied
 
 
 def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str], swap: bool) -> None:
@@ -126,6 +159,9 @@ def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str
 
 def _estimate_rows(session: Any, ends: Endpoints, key: list[Column]) -> int | None:
     """Rows the query will return, roughly: the size of the one table it reads, if it reads one."""
+    import sqlglot
+    from sqlglot import exp
+
     if not key:
         return None
     source = ends.source_db.dialect
