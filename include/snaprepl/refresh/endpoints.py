@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from snaprepl.catalog.store import SnapshotRecord
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
-from snaprepl.dialects import Column, TableInfo
+from snaprepl.dialects import TableInfo
 from snaprepl.errors import TableNotFound
 from snaprepl.names import Ident
 from snaprepl.spark.io import SparkJdbc
@@ -56,13 +55,3 @@ class Endpoints:
     def dispose(self) -> None:
         self.source_db.dispose()
         self.dest_db.dispose()
-
-
-def matching_columns(wanted: Sequence[Column], available: Sequence[Column], same_name: object) -> list[Column]:
-    """``available`` columns in the order of ``wanted``, matched by name."""
-    out = []
-    for column in wanted:
-        match = next((c for c in available if same_name(c.name, column.name)), None)  # type: ignore[operator]
-        if match is not None:
-            out.append(match)
-    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -32,28 +33,9 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
         ends = Endpoints.of(snapshot)
         try:
             check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
-            if kind == INCREMENTAL:
-                try:
-                    outcome = refresh_incremental(spark, catalog, request, ends)
-                except CompleteRefreshRequired as err:
-                    if not request.fallback_complete:
-                        raise
-                    ends.snapshot = catalog.snapshot(snapshot.sn_name) or snapshot
-                    outcome = refresh_complete(spark, catalog, request, ends)
-                    outcome = RefreshOutcome(
-                        **{**outcome.__dict__, "note": f"fell back to a complete refresh: {err.message}"}
-                    )
-            else:
-                outcome = refresh_complete(spark, catalog, request, ends)
+            outcome = _refresh(spark, catalog, request, ends, kind)
         except BaseException as err:
-            failure = (
-                err
-                if isinstance(err, SnapreplError) or not isinstance(err, Exception)
-                else RefreshFailed(
-                    f"refresh of {snapshot.sn_name} failed: {root_cause(err)}",
-                    "the destination keeps its last consistent content; fix the cause and refresh again",
-                )
-            )
+            failure = _failure(snapshot.sn_name, err)
             catalog.update_snapshot(
                 snapshot.sn_name,
                 sn_last_status="failed",
@@ -78,3 +60,29 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             sn_last_duration_s=time.monotonic() - started,
         )
     return outcome
+
+
+def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints, kind: str) -> RefreshOutcome:
+    """A refresh of ``kind``; an incremental one that needs a complete refresh falls back to one when
+    the request allows it."""
+    if kind == COMPLETE:
+        return refresh_complete(spark, catalog, request, ends)
+    try:
+        return refresh_incremental(spark, catalog, request, ends)
+    except CompleteRefreshRequired as err:
+        if not request.fallback_complete:
+            raise
+        ends.snapshot = catalog.snapshot(ends.snapshot.sn_name) or ends.snapshot
+        outcome = refresh_complete(spark, catalog, request, ends)
+        return dataclasses.replace(outcome, note=f"fell back to a complete refresh: {err.message}")
+
+
+def _failure(name: str, err: BaseException) -> BaseException:
+    """What a failed refresh reports: snaprepl's own errors and interruptions as they are, any other
+    error as :class:`RefreshFailed` naming its root cause."""
+    if isinstance(err, SnapreplError) or not isinstance(err, Exception):
+        return err
+    return RefreshFailed(
+        f"refresh of {name} failed: {root_cause(err)}",
+        "the destination keeps its last consistent content; fix the cause and refresh again",
+    )

@@ -19,6 +19,7 @@ from typing import Any
 
 from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
 from snaprepl.errors import SnapshotBusy
+from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import LEASE, RunLock, holder_is_dead, snapshot_lock_name
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def run_state(held: tuple[str, str, datetime] | None, last_status: str | None) -
     return {"run_id": run_id, "holder": holder, "heartbeat": heartbeat.isoformat(), "why": why}
 
 
-def staging_tables(snapshot: SnapshotRecord, ends: Any) -> list[str]:
+def staging_tables(snapshot: SnapshotRecord, ends: Endpoints) -> list[str]:
     """The staging tables refreshes of ``snapshot`` create (and the one its last complete refresh
     recorded in SN_LAST_UPD_BM)."""
     names = [ends.staging_name(purpose) for purpose in STAGING_PURPOSES]
@@ -74,8 +75,6 @@ def drop_stale_staging(catalog: Catalog) -> dict[str, list[str]]:
     Only snapshots whose last run died are looked at. One whose lease a live run holds is left alone;
     otherwise its lease is taken (over) while the tables are dropped. A destination that cannot be
     reached is logged and skipped."""
-    from snaprepl.refresh.endpoints import Endpoints
-
     dropped: dict[str, list[str]] = {}
     locks = catalog.locks()
     for snapshot in catalog.snapshots():
