@@ -1,5 +1,5 @@
-"""The change query of an incremental refresh and the log-window queries, compared per dialect with
-reviewed golden files (tests/golden/change_query_<dialect>.sql).
+"""The change query of an incremental refresh, the log-window and the staging-table queries, compared
+per dialect with reviewed golden files (tests/golden/change_query_<dialect>.sql).
 
 Regenerate after a deliberate change with ``UPDATE_GOLDEN=1 pytest tests/unit/test_change_queries.py``
 and review the diff.
@@ -17,7 +17,14 @@ import sqlglot
 
 from snaprepl.catalog.store import LogRecord
 from snaprepl.dialects import DIALECTS, Column, LogObjects
-from snaprepl.sql.change_queries import change_columns, change_query, log_entries_sql
+from snaprepl.sql.change_queries import (
+    change_columns,
+    change_query,
+    log_entries_sql,
+    staged_batches_sql,
+    staged_entries_sql,
+    staging_index_sql,
+)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 SINCE = datetime(2026, 1, 2, 3, 4, 5, 678000)
@@ -53,13 +60,18 @@ def log_of(dialect: str) -> LogRecord:
 
 def script_of(dialect: str) -> str:
     """The queries of one dialect, one statement a paragraph."""
-    log, (_, _, key, data) = log_of(dialect), TABLE[dialect]
+    log, (schema, _, key, data) = log_of(dialect), TABLE[dialect]
     source = DIALECTS[dialect]
+    staged = source.qualified(schema, "snaprepl_inc_0123456789")
     queries = [
         change_query(source, log, [*key, data], None, SINCE),
         change_query(source, log, [*key, data], f"{source.quote(data)} > 0", SINCE),
         log_entries_sql(source, log, SINCE, count=True),
         log_entries_sql(source, log, SINCE, count=False),
+        # the same dialect as a destination: its staging table of changes
+        staging_index_sql(source, schema, "snaprepl_inc_0123456789"),
+        staged_batches_sql(source, staged),
+        staged_entries_sql(source, staged),
     ]
     return "".join(f"{query};\n\n" for query in queries)
 
@@ -77,7 +89,7 @@ def test_change_queries_match_golden(dialect: str) -> None:
 @pytest.mark.parametrize("dialect", ["postgres", "mysql", "sqlite"])
 def test_change_queries_of_real_dialects_parse(dialect: str) -> None:
     for statement in script_of(dialect).split(";\n\n")[:-1]:
-        sqlglot.parse_one(statement, read=dialect)
+        sqlglot.parse_one(statement.replace(":batch", "1"), read=dialect)
 
 
 def test_change_columns_follow_the_query_key_first() -> None:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
-from snaprepl.dialects import Column, Dialect
+from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.names import Ident
@@ -29,7 +29,18 @@ from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
-from snaprepl.sql.change_queries import BATCH, OP, ROWGUID, SNAPTIME, change_columns, change_query, log_entries_sql
+from snaprepl.sql.change_queries import (
+    BATCH,
+    OP,
+    ROWGUID,
+    SNAPTIME,
+    change_columns,
+    change_query,
+    log_entries_sql,
+    staged_batches_sql,
+    staged_entries_sql,
+    staging_index_sql,
+)
 
 
 def _complete_required(name: str, why: str) -> CompleteRefreshRequired:
@@ -40,6 +51,7 @@ def _complete_required(name: str, why: str) -> CompleteRefreshRequired:
 
 
 def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> RefreshOutcome:
+    """Apply the snapshot's log entries since its last refresh (steps 1 to 4 above)."""
     started = time.monotonic()
     snapshot = ends.snapshot
     log, start = _log_window(catalog, request, snapshot)
@@ -149,12 +161,6 @@ def _stage_and_apply(
             session.execute(dest.drop_table_sql(schema, stage))
 
 
-def staging_index_sql(dest: Dialect, schema: str | None, stage: str) -> str:
-    """Index the staging table by batch: each batch's statements then read only its rows, not the whole
-    table once per batch."""
-    return dest.create_index_sql(schema, stage, dest.shorten(f"{stage}_batch"), [BATCH, OP])
-
-
 def _purged_past(purged_before: datetime | None, start: datetime, complete_ts: datetime | None) -> bool:
     """Whether the log may have lost entries the refresh needs: it was purged past ``start``, and past
     the mark the last complete copy started from (entries purged before that mark are in the copy)."""
@@ -188,17 +194,14 @@ def _apply(
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
     staged = dest.qualified(schema, stage)
-    q = dest.quote
     with ends.dest_db.session() as session:
-        summary = session.query(
-            f"SELECT {q(BATCH)}, {q(OP)}, COUNT(*) FROM {staged} GROUP BY {q(BATCH)}, {q(OP)} ORDER BY {q(BATCH)}"
-        )
+        summary = session.query(staged_batches_sql(dest, staged))
     per_batch: dict[int, dict[str, int]] = {}
     for batch, op, count in summary:
         per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
     delete_sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
     upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
-    entries_sql = f"SELECT {q(ROWGUID)}, {q(SNAPTIME)} FROM {staged} WHERE {q(BATCH)} = :batch"
+    entries_sql = staged_entries_sql(dest, staged)
     upserted = deleted = 0
     last_ts = None
     for batch in sorted(per_batch):

@@ -1,4 +1,5 @@
-"""The change query of an incremental refresh, and the queries that look at a snapshot log's window.
+"""The change query of an incremental refresh, and the queries on a snapshot log's window and on the
+destination's staging table of changes.
 
 Pure functions: (dialect, log, snapshot's query parts, window start) -> SQL text, golden-tested per
 dialect (tests/unit/test_change_queries.py). The change query is run by the source database: the log
@@ -87,3 +88,21 @@ def log_entries_sql(dialect: Dialect, log: LogRecord, since: datetime, *, count:
         f"SELECT {what} FROM {dialect.qualified(log.snl_schema, log.objects.rlog)} "
         f"WHERE {q(cols.snaptime)} >= {dialect.timestamp_literal(since)}"
     )
+
+
+def staging_index_sql(dialect: Dialect, schema: str | None, stage: str) -> str:
+    """Index the staging table by batch: each batch's statements then read only its rows, not the whole
+    table once per batch."""
+    return dialect.create_index_sql(schema, stage, dialect.shorten(f"{stage}_batch"), [BATCH, OP])
+
+
+def staged_batches_sql(dialect: Dialect, staged: str) -> str:
+    """Rows per batch and operation of the staging table ``staged`` (qualified), in batch order."""
+    q = dialect.quote
+    return f"SELECT {q(BATCH)}, {q(OP)}, COUNT(*) FROM {staged} GROUP BY {q(BATCH)}, {q(OP)} ORDER BY {q(BATCH)}"
+
+
+def staged_entries_sql(dialect: Dialect, staged: str) -> str:
+    """The log entries (ROWGUID, SNAPTIME) of the batch ``:batch`` of the staging table ``staged``."""
+    q = dialect.quote
+    return f"SELECT {q(ROWGUID)}, {q(SNAPTIME)} FROM {staged} WHERE {q(BATCH)} = :batch"
