@@ -22,6 +22,7 @@ from typing import Any
 
 from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
 from snaprepl.dialects import Column
+from snaprepl.dialects.base import SqlSession
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
@@ -157,7 +158,7 @@ def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str
         raise foreign_key_failure(f"complete refresh of {snapshot.sn_name}", err) from err
 
 
-def _estimate_rows(session: Any, ends: Endpoints, key: list[Column]) -> int | None:
+def _estimate_rows(session: SqlSession, ends: Endpoints, key: list[Column]) -> int | None:
     """Rows the query will return, roughly: the size of the one table it reads, if it reads one."""
     import sqlglot
     from sqlglot import exp
