@@ -4,20 +4,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
-from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
+from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
+from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
 from snaprepl.refresh.lock import snapshot_lock_name
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
 
+Locks = dict[str, tuple[str, str, datetime]]
+
+
+@dataclass(frozen=True)
+class _PublicationContext:
+    """What every subscriber's entry of one publication reads: servers' connections, leases, the
+    publisher's log, and whether to probe."""
+
+    servers: dict[str, str]
+    locks: Locks
+    log: LogRecord | None
+    probe: bool
+
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat(sep=" ", timespec="microseconds") if value else None
+
+
+def _why(err: Exception) -> str:
+    """An error as one line of the report."""
+    return f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"
 
 
 def _log_backlog(record: LogRecord) -> dict[str, Any]:
@@ -33,115 +54,97 @@ def _log_backlog(record: LogRecord) -> dict[str, Any]:
     except SnapreplError as err:
         return {"rows": None, "newest_snaptime": None, "error": str(err)}
     except Exception as err:  # an unreachable or broken source must not hide the rest of the report
-        return {
-            "rows": None,
-            "newest_snaptime": None,
-            "error": f"{type(err).__name__}: {str(err).splitlines()[0]}",
-        }
+        return {"rows": None, "newest_snaptime": None, "error": _why(err)}
+
+
+def _log_rows(log: LogRecord, since: datetime | None = None, not_from: str | None = None) -> dict[str, Any]:
+    """``{"rows": n}``: the entries of ``log`` newer than ``since`` and not from replication server
+    ``not_from`` (either optional), or why they could not be counted."""
+    try:
+        database = Database.for_conn_id(log.snl_conn)
+        dialect = database.dialect
+        conditions: list[str] = []
+        params: dict[str, Any] = {}
+        if not_from is not None:
+            conditions.append(f"{dialect.quote(BIDIR.origin)} <> {dialect.literal(not_from)}")
+        if since is not None:
+            conditions.append(f"{dialect.quote(dialect.log_columns.snaptime)} > :since")
+            params["since"] = dialect.snaptime_param(since)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        with database.session() as session:
+            rlog = dialect.qualified(log.snl_schema, log.snl_rlog)
+            rows = session.query(f"SELECT COUNT(*) FROM {rlog}{where}", params or None)[0][0]
+        return {"rows": int(rows), "error": None}
+    except Exception as err:  # an unreachable server must not hide the rest of the report
+        return {"rows": None, "error": _why(err)}
 
 
 def _pending(snapshot: SnapshotRecord, log: LogRecord | None) -> dict[str, Any]:
     """Log entries newer than the snapshot's SN_LAST_TS: what its next incremental refresh applies."""
     if log is None or snapshot.sn_last_ts is None:
         return {"rows": None, "error": None}
-    try:
-        database = Database.for_conn_id(log.snl_conn)
-        dialect = database.dialect
-        rlog = dialect.qualified(log.snl_schema, log.snl_rlog)
-        snaptime = dialect.quote(dialect.log_columns.snaptime)
-        with database.session() as session:
-            rows = session.query(
-                f"SELECT COUNT(*) FROM {rlog} WHERE {snaptime} > :since",
-                {"since": dialect.snaptime_param(snapshot.sn_last_ts)},
-            )[0][0]
-        return {"rows": int(rows), "error": None}
-    except Exception as err:
-        return {"rows": None, "error": f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"}
+    return _log_rows(log, since=snapshot.sn_last_ts)
 
 
-def _count(conn_id: str, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``{"rows": n}`` of a COUNT query on a connection, or why it could not be read."""
-    try:
-        with Database.for_conn_id(conn_id).session() as session:
-            return {"rows": int(session.query(sql, params)[0][0]), "error": None}
-    except Exception as err:  # an unreachable server must not hide the rest of the report
-        return {"rows": None, "error": f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"}
+def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _PublicationContext) -> dict[str, Any]:
+    """One subscriber of publication ``item``: its state, and with ``probe`` what its next sync moves."""
+    replica = f"{sub.ss_schema}.{sub.ss_table}@{context.servers.get(sub.ss_server, '?')}"
+    push_lease = f"push:{item}:{sub.ss_server}"
+    entry: dict[str, Any] = {
+        "server": sub.ss_server,
+        "replica": replica,
+        "loaded": sub.ss_init_state == "done",
+        "init_state": sub.ss_init_state,
+        "last_pull_at": _iso(sub.ss_last_pull_at),
+        "last_push_at": _iso(sub.ss_last_push_at),
+        "last_pull_ts": _iso(sub.ss_last_pull_ts),
+        "last_push_ts": _iso(sub.ss_last_push_ts),
+        "status": sub.ss_last_status,
+        "error": sub.ss_last_error,
+        "running": _running(context.locks, push_lease),
+        "died": run_state(context.locks.get(push_lease), None),
+    }
+    replica_log = catalog.log(replica)
+    if context.probe and replica_log is not None:
+        entry["to_pull"] = _log_rows(replica_log)
+    if context.probe and context.log is not None and entry["loaded"]:
+        # What the next push to this subscriber reads: the publisher's entries newer than its watermark.
+        entry["to_push"] = _log_rows(context.log, since=sub.ss_last_push_ts, not_from=sub.ss_server)
+    return entry
 
 
-def _to_push(log: LogRecord, server: str, since: datetime | None) -> dict[str, Any]:
-    """Entries of the publisher's log the next push to ``server`` reads (newer than its watermark)."""
-    from snaprepl.dialects.base import BIDIR
-    from snaprepl.lookup import dialect_of
-
-    dialect = dialect_of(log.snl_conn)
-    q = dialect.quote
-    sql = (
-        f"SELECT COUNT(*) FROM {dialect.qualified(log.snl_schema, log.snl_rlog)} "
-        f"WHERE {q(BIDIR.origin)} <> {dialect.literal(server)}"
-    )
-    if since is None:
-        return _count(log.snl_conn, sql)
-    sql += f" AND {q(dialect.log_columns.snaptime)} > :since"
-    return _count(log.snl_conn, sql, {"since": dialect.snaptime_param(since)})
-
-
-def _publications(catalog: Catalog, locks: dict[str, tuple[str, str, datetime]], probe: bool) -> list[dict[str, Any]]:
-    from snaprepl.airflow.naming import publication_dag_id
-
-    servers = {s.server: s.db_address for s in catalog.servers()}
-    out = []
-    for publication in catalog.publications():
-        log = catalog.log(publication.sp_item)
-        subscribers = []
-        for sub in catalog.subscriptions(publication.sp_item):
-            replica = f"{sub.ss_schema}.{sub.ss_table}@{servers.get(sub.ss_server, '?')}"
-            entry: dict[str, Any] = {
-                "server": sub.ss_server,
-                "replica": replica,
-                "loaded": sub.ss_init_state == "done",
-                "init_state": sub.ss_init_state,
-                "last_pull_at": _iso(sub.ss_last_pull_at),
-                "last_push_at": _iso(sub.ss_last_push_at),
-                "last_pull_ts": _iso(sub.ss_last_pull_ts),
-                "last_push_ts": _iso(sub.ss_last_push_ts),
-                "status": sub.ss_last_status,
-                "error": sub.ss_last_error,
-                "running": _running(locks, f"push:{publication.sp_item}:{sub.ss_server}"),
-                "died": run_state(locks.get(f"push:{publication.sp_item}:{sub.ss_server}"), None),
-            }
-            replica_log = catalog.log(replica)
-            if probe and replica_log is not None:
-                dialect = Database.for_conn_id(replica_log.snl_conn).dialect
-                rlog = dialect.qualified(replica_log.snl_schema, replica_log.snl_rlog)
-                entry["to_pull"] = _count(replica_log.snl_conn, f"SELECT COUNT(*) FROM {rlog}")
-            if probe and log is not None and entry["loaded"]:
-                entry["to_push"] = _to_push(log, sub.ss_server, sub.ss_last_push_ts)
-            subscribers.append(entry)
-        out.append(
+def _publication(catalog: Catalog, publication: PublicationRecord, context: _PublicationContext) -> dict[str, Any]:
+    item, locks = publication.sp_item, context.locks
+    return {
+        "item": item,
+        "publisher": publication.sp_server,
+        "schedule": publication.sp_schedule,
+        "dag_id": publication_dag_id(item),
+        "last_sync": {
+            "at": _iso(publication.sp_last_sync_at),
+            "status": publication.sp_last_status,
+            "error": publication.sp_last_error,
+        },
+        "running": _running(locks, f"pull:{item}"),
+        "died": run_state(locks.get(f"pull:{item}"), None),
+        "resolvers": [
             {
-                "item": publication.sp_item,
-                "publisher": publication.sp_server,
-                "schedule": publication.sp_schedule,
-                "dag_id": publication_dag_id(publication.sp_item),
-                "last_sync": {
-                    "at": _iso(publication.sp_last_sync_at),
-                    "status": publication.sp_last_status,
-                    "error": publication.sp_last_error,
-                },
-                "running": _running(locks, f"pull:{publication.sp_item}"),
-                "died": run_state(locks.get(f"pull:{publication.sp_item}"), None),
-                "resolvers": [
-                    {
-                        "type": r.cr_type,
-                        "order": r.cr_order,
-                        "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
-                    }
-                    for r in catalog.resolvers(publication.sp_item)
-                ],
-                "subscribers": subscribers,
+                "type": r.cr_type,
+                "order": r.cr_order,
+                "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
             }
-        )
-    return out
+            for r in catalog.resolvers(item)
+        ],
+        "subscribers": [_subscriber(catalog, item, sub, context) for sub in catalog.subscriptions(item)],
+    }
+
+
+def _publications(catalog: Catalog, locks: Locks, probe: bool) -> list[dict[str, Any]]:
+    servers = {s.server: s.db_address for s in catalog.servers()}
+    return [
+        _publication(catalog, publication, _PublicationContext(servers, locks, catalog.log(publication.sp_item), probe))
+        for publication in catalog.publications()
+    ]
 
 
 def _lock_waits(snapshot: SnapshotRecord) -> list[str] | None:
@@ -151,10 +154,10 @@ def _lock_waits(snapshot: SnapshotRecord) -> list[str] | None:
         with database.session() as session:
             return database.dialect.lock_waits(session, snapshot.sn_dest_schema, snapshot.sn_dest_table)
     except Exception as err:  # an unreachable server must not hide the rest of the report
-        return [f"cannot tell: {type(err).__name__}: {(str(err).splitlines() or [''])[0]}"]
+        return [f"cannot tell: {_why(err)}"]
 
 
-def _running(locks: dict[str, tuple[str, str, datetime]], name: str) -> dict[str, Any] | None:
+def _running(locks: Locks, name: str) -> dict[str, Any] | None:
     """The live run holding lease ``name`` (a dead one is reported by :func:`run_state`)."""
     held = locks.get(name)
     if not held or run_state(held, None) is not None:
@@ -174,74 +177,74 @@ def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
     return f"{oldest.sn_name} (SN_LAST_TS {_iso(oldest.sn_last_ts)})"
 
 
+def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "source": record.snl_source,
+        "dialect": record.snl_dialect,
+        "kind": record.snl_kind,
+        "rlog": record.objects.rlog,
+        "key_columns": record.key_columns,
+        "triggers": list(record.objects.triggers),
+        "created_at": _iso(record.snl_created_at),
+        "purged_before": _iso(record.snl_purged_before),
+        "last_purge_at": _iso(record.snl_last_purge_at),
+        "purge_waits_for": _purge_blocker([s for s in snapshots if s.sn_source_table == record.snl_source]),
+    }
+    if probe:
+        entry["backlog"] = _log_backlog(record)
+    return entry
+
+
+def _snapshot_entry(snapshot: SnapshotRecord, locks: Locks, logs: dict[str, LogRecord], probe: bool) -> dict[str, Any]:
+    lease = snapshot_lock_name(snapshot.sn_name)
+    died = run_state(locks.get(lease), snapshot.sn_last_status)
+    entry: dict[str, Any] = {
+        "name": snapshot.sn_name,
+        "type": "incremental" if snapshot.incremental else "nonincremental",
+        "source": snapshot.sn_source_table or f"query on {snapshot.sn_source_conn}",
+        "destination": f"{snapshot.sn_dest_schema}.{snapshot.sn_dest_table}@{snapshot.sn_dest_conn}",
+        "query": snapshot.sn_query,
+        "schedule": snapshot.sn_schedule,
+        "dag_id": snapshot_dag_id(snapshot.sn_name),
+        "last_ts": _iso(snapshot.sn_last_ts),
+        "needs_complete_refresh": snapshot.sn_needs_complete,
+        "last_refresh": {
+            "at": _iso(snapshot.sn_last_refresh_at),
+            "kind": snapshot.sn_last_refresh_kind,
+            "status": "died" if died and snapshot.sn_last_status == "running" else snapshot.sn_last_status,
+            "error": snapshot.sn_last_error,
+            "rows_copied": snapshot.sn_last_rows_copied,
+            "rows_upserted": snapshot.sn_last_rows_upserted,
+            "rows_deleted": snapshot.sn_last_rows_deleted,
+            "duration_s": snapshot.sn_last_duration_s,
+        },
+        "running": _running(locks, lease),
+        "died": died,
+    }
+    if probe and snapshot.incremental:
+        entry["pending"] = _pending(snapshot, logs.get(snapshot.sn_source_table or ""))
+    if probe and entry["running"]:
+        entry["waiting"] = _lock_waits(snapshot)
+    return entry
+
+
 def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) -> dict[str, Any]:
     """The whole catalog as plain data.
 
     :param probe: also connect to sources to count pending log rows.
     """
-    from snaprepl.airflow.naming import snapshot_dag_id
-
     catalog.ensure_ready()
     snapshots = catalog.snapshots()
     locks = catalog.locks()
     log_records = {r.snl_source: r for r in catalog.logs()}
-    logs = []
-    for record in log_records.values():
-        objects = record.objects
-        entry: dict[str, Any] = {
-            "source": record.snl_source,
-            "dialect": record.snl_dialect,
-            "kind": record.snl_kind,
-            "rlog": objects.rlog,
-            "key_columns": record.key_columns,
-            "triggers": list(objects.triggers),
-            "created_at": _iso(record.snl_created_at),
-            "purged_before": _iso(record.snl_purged_before),
-            "last_purge_at": _iso(record.snl_last_purge_at),
-            "purge_waits_for": _purge_blocker([s for s in snapshots if s.sn_source_table == record.snl_source]),
-        }
-        if probe:
-            entry["backlog"] = _log_backlog(record)
-        logs.append(entry)
-    snapshot_entries = []
-    for snapshot in snapshots:
-        died = run_state(locks.get(snapshot_lock_name(snapshot.sn_name)), snapshot.sn_last_status)
-        entry = {
-            "name": snapshot.sn_name,
-            "type": "incremental" if snapshot.incremental else "nonincremental",
-            "source": snapshot.sn_source_table or f"query on {snapshot.sn_source_conn}",
-            "destination": f"{snapshot.sn_dest_schema}.{snapshot.sn_dest_table}@{snapshot.sn_dest_conn}",
-            "query": snapshot.sn_query,
-            "schedule": snapshot.sn_schedule,
-            "dag_id": snapshot_dag_id(snapshot.sn_name),
-            "last_ts": _iso(snapshot.sn_last_ts),
-            "needs_complete_refresh": snapshot.sn_needs_complete,
-            "last_refresh": {
-                "at": _iso(snapshot.sn_last_refresh_at),
-                "kind": snapshot.sn_last_refresh_kind,
-                "status": "died" if died and snapshot.sn_last_status == "running" else snapshot.sn_last_status,
-                "error": snapshot.sn_last_error,
-                "rows_copied": snapshot.sn_last_rows_copied,
-                "rows_upserted": snapshot.sn_last_rows_upserted,
-                "rows_deleted": snapshot.sn_last_rows_deleted,
-                "duration_s": snapshot.sn_last_duration_s,
-            },
-            "running": _running(locks, snapshot_lock_name(snapshot.sn_name)),
-            "died": died,
-        }
-        if probe and snapshot.incremental:
-            entry["pending"] = _pending(snapshot, log_records.get(snapshot.sn_source_table or ""))
-        if probe and entry["running"]:
-            entry["waiting"] = _lock_waits(snapshot)
-        snapshot_entries.append(entry)
     return {
         "catalog": catalog.describe(),
         "settings": {
             "snp_repl_tolerance_offset": settings.snp_repl_tolerance_offset,
             "snp_repl_purge_offset": settings.snp_repl_purge_offset,
         },
-        "snapshot_logs": logs,
-        "snapshots": snapshot_entries,
+        "snapshot_logs": [_log_entry(record, snapshots, probe) for record in log_records.values()],
+        "snapshots": [_snapshot_entry(snapshot, locks, log_records, probe) for snapshot in snapshots],
         "servers": [{"server": s.server, "conn_id": s.db_address} for s in catalog.servers()],
         "publications": _publications(catalog, locks, probe),
         "conflicts": [
@@ -263,134 +266,134 @@ def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     return "\n".join(out)
 
 
+def _cell(probed: dict[str, Any] | None) -> Any:
+    """A probed count's cell: why it could not be read, else the count (empty when not probed)."""
+    return (probed or {}).get("error") or (probed or {}).get("rows")
+
+
+def _logs_table(logs: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            entry["source"],
+            entry["kind"],
+            entry["rlog"],
+            ", ".join(entry["key_columns"]),
+            _cell(entry.get("backlog")),
+            (entry.get("backlog") or {}).get("newest_snaptime"),
+            entry["purged_before"],
+            entry["purge_waits_for"],
+        ]
+        for entry in logs
+    ]
+    headers = ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"]
+    return _table("snapshot logs", headers, rows)
+
+
+def _refresh_outcome(entry: dict[str, Any]) -> str:
+    """The snapshot's "last refresh" cell."""
+    if entry["needs_complete_refresh"]:
+        return "COMPLETE REFRESH REQUIRED"
+    if entry.get("waiting"):
+        return f"running, {entry['waiting'][0]}"
+    last = entry["last_refresh"]
+    if last["status"] == "succeeded":
+        rows = (
+            last["rows_copied"] if last["kind"] == "complete" else f"+{last['rows_upserted']}/-{last['rows_deleted']}"
+        )
+        return f"{last['kind']} ok, {rows} rows, {last['at']}"
+    if last["status"] == "failed":
+        return f"failed {last['at']}: {(last['error'] or '')[:80]}"
+    if last["status"] == "died":
+        return f"DIED: run {entry['died']['run_id'] or '?'}: {entry['died']['why']}"
+    return str(last["status"] or "never")
+
+
+def _snapshots_table(snapshots: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            entry["name"],
+            entry["type"],
+            entry["source"],
+            entry["schedule"] or "manual",
+            entry["last_ts"],
+            _refresh_outcome(entry),
+            _cell(entry.get("pending")),
+            entry["dag_id"],
+        ]
+        for entry in snapshots
+    ]
+    headers = ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "DAG"]
+    return _table("snapshots", headers, rows)
+
+
+def _sync_outcome(publication: dict[str, Any]) -> str:
+    """The publication's "last sync" cell."""
+    if publication["died"]:
+        return f"DIED: pull run {publication['died']['run_id']}: {publication['died']['why']}"
+    last = publication["last_sync"]
+    if not last["status"]:
+        return "never"
+    return f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
+
+
+def _publications_table(publications: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            publication["item"],
+            publication["publisher"],
+            publication["schedule"] or "manual",
+            _sync_outcome(publication),
+            ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"]) or "defaults",
+            publication["dag_id"],
+        ]
+        for publication in publications
+    ]
+    return _table("publications", ["publication", "publisher", "schedule", "last sync", "resolvers", "DAG"], rows)
+
+
+def _subscriber_state(sub: dict[str, Any]) -> str:
+    """The subscriber's "state" cell."""
+    if sub["died"]:
+        return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
+    state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
+    return state + (f": {sub['error'][:80]}" if sub["error"] else "")
+
+
+def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            publication["item"],
+            sub["server"],
+            sub["replica"],
+            _subscriber_state(sub),
+            sub["last_pull_at"],
+            sub["last_push_at"],
+            _cell(sub.get("to_pull")),
+            _cell(sub.get("to_push")),
+        ]
+        for publication in publications
+        for sub in publication["subscribers"]
+    ]
+    headers = ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push"]
+    return _table("subscriptions", headers, rows)
+
+
 def render_text(status: dict[str, Any]) -> str:
-    parts = [f"catalog: {status['catalog']}"]
-    log_rows = []
-    for entry in status["snapshot_logs"]:
-        backlog = entry.get("backlog") or {}
-        pending = backlog.get("error") or backlog.get("rows")
-        log_rows.append(
-            [
-                entry["source"],
-                entry["kind"],
-                entry["rlog"],
-                ", ".join(entry["key_columns"]),
-                pending,
-                backlog.get("newest_snaptime"),
-                entry["purged_before"],
-                entry["purge_waits_for"],
-            ]
-        )
-    parts.append(
-        _table(
-            "snapshot logs",
-            ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"],
-            log_rows,
-        )
+    """The report :func:`collect_status` gathered, as tables for people."""
+    servers = [[s["server"], s["conn_id"]] for s in status["servers"]]
+    columns = ("item", "type", "decision", "count", "unnotified", "last_at")
+    conflicts = [[c[k] for k in columns] for c in status["conflicts"]]
+    return "\n\n".join(
+        [
+            f"catalog: {status['catalog']}",
+            _logs_table(status["snapshot_logs"]),
+            _snapshots_table(status.get("snapshots", [])),
+            _table("replication servers", ["server", "connection"], servers),
+            _publications_table(status["publications"]),
+            _subscriptions_table(status["publications"]),
+            _table("conflicts", ["publication", "type", "decision", "count", "not notified", "last"], conflicts),
+        ]
     )
-    snapshot_rows = []
-    for entry in status.get("snapshots", []):
-        last = entry["last_refresh"]
-        outcome = last["status"] or "never"
-        if last["status"] == "succeeded":
-            rows = (
-                last["rows_copied"]
-                if last["kind"] == "complete"
-                else f"+{last['rows_upserted']}/-{last['rows_deleted']}"
-            )
-            outcome = f"{last['kind']} ok, {rows} rows, {last['at']}"
-        elif last["status"] == "failed":
-            outcome = f"failed {last['at']}: {(last['error'] or '')[:80]}"
-        elif last["status"] == "died":
-            outcome = f"DIED: run {entry['died']['run_id'] or '?'}: {entry['died']['why']}"
-        if entry.get("waiting"):
-            outcome = f"running, {entry['waiting'][0]}"
-        pending = entry.get("pending") or {}
-        snapshot_rows.append(
-            [
-                entry["name"],
-                entry["type"],
-                entry["source"],
-                entry["schedule"] or "manual",
-                entry["last_ts"],
-                "COMPLETE REFRESH REQUIRED" if entry["needs_complete_refresh"] else outcome,
-                pending.get("error") or pending.get("rows"),
-                entry["dag_id"],
-            ]
-        )
-    parts.append(
-        _table(
-            "snapshots",
-            ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "DAG"],
-            snapshot_rows,
-        )
-    )
-    parts.append(
-        _table(
-            "replication servers", ["server", "connection"], [[s["server"], s["conn_id"]] for s in status["servers"]]
-        )
-    )
-    pub_rows = []
-    for publication in status["publications"]:
-        last = publication["last_sync"]
-        outcome = last["status"] or "never"
-        if last["status"]:
-            outcome = f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
-        if publication["died"]:
-            outcome = f"DIED: pull run {publication['died']['run_id']}: {publication['died']['why']}"
-        resolvers = ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"])
-        pub_rows.append(
-            [
-                publication["item"],
-                publication["publisher"],
-                publication["schedule"] or "manual",
-                outcome,
-                resolvers or "defaults",
-                publication["dag_id"],
-            ]
-        )
-    parts.append(
-        _table("publications", ["publication", "publisher", "schedule", "last sync", "resolvers", "DAG"], pub_rows)
-    )
-    sub_rows = []
-    for publication in status["publications"]:
-        for sub in publication["subscribers"]:
-            to_pull, to_push = sub.get("to_pull") or {}, sub.get("to_push") or {}
-            state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
-            if sub["error"]:
-                state += f": {sub['error'][:80]}"
-            if sub["died"]:
-                state = f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
-            sub_rows.append(
-                [
-                    publication["item"],
-                    sub["server"],
-                    sub["replica"],
-                    state,
-                    sub["last_pull_at"],
-                    sub["last_push_at"],
-                    to_pull.get("error") or to_pull.get("rows"),
-                    to_push.get("error") or to_push.get("rows"),
-                ]
-            )
-    parts.append(
-        _table(
-            "subscriptions",
-            ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push"],
-            sub_rows,
-        )
-    )
-    parts.append(
-        _table(
-            "conflicts",
-            ["publication", "type", "decision", "count", "not notified", "last"],
-            [
-                [c["item"], c["type"], c["decision"], c["count"], c["unnotified"], c["last_at"]]
-                for c in status["conflicts"]
-            ],
-        )
-    )
-    return "\n\n".join(parts)
 
 
 def render_json(status: dict[str, Any]) -> str:

@@ -14,7 +14,9 @@ from airflow.utils.types import DagRunType as CoreDagRunType
 
 from snaprepl.airflow.dag_factory import build_dags, unbuildable_records
 from snaprepl.airflow.listener import label_backfill_run
-from snaprepl.airflow.naming import (
+from snaprepl.airflow.runs import BACKFILL_CONF_KEY, backfill_id, resolve_mode, runs_step
+from snaprepl.catalog.store import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,
@@ -23,8 +25,6 @@ from snaprepl.airflow.naming import (
     publication_dag_id,
     snapshot_dag_id,
 )
-from snaprepl.airflow.runs import BACKFILL_CONF_KEY, backfill_id, resolve_mode, runs_step
-from snaprepl.catalog.store import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.errors import InvalidArgument, SnapreplError
 from snaprepl.settings import Settings
 
@@ -193,7 +193,7 @@ def test_dag_id_collision_names_the_other_record() -> None:
     assert dag_id_collision(catalog, "main.orders@dst") is None  # itself
     assert dag_id_collision(catalog, "main.customers@dst") is None
     # Only a hash collision could make two names share an id: simulate one.
-    from snaprepl.airflow import naming
+    from snaprepl import dag_names as naming
 
     original = naming.digest
     naming.digest = lambda text: "0" * 10

@@ -20,7 +20,10 @@ from typing import Any
 
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get_parsing_context, task
 
-from snaprepl.airflow.naming import (
+from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
+from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
+from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,
@@ -30,9 +33,6 @@ from snaprepl.airflow.naming import (
     snapshot_dag_id,
     task_key,
 )
-from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
-from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
-from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from snaprepl.airflow.naming import dag_id_collision
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
 from snaprepl.connections import get_connection
+from snaprepl.dag_names import dag_id_collision
 from snaprepl.db import Database
 from snaprepl.dialects import Column, Dialect, TableInfo
 from snaprepl.dialects.base import SqlSession

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import pytest
 import sqlalchemy as sa
 
-from snaprepl.airflow.naming import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
 from snaprepl.catalog import lease_log
 from snaprepl.catalog import models as m
 from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url, utcnow
+from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect

@@ -15,9 +15,9 @@ from airflow.utils.types import DagRunType
 
 from snaprepl import api, run_script
 from snaprepl.airflow.dag_factory import log_purge_task_id
-from snaprepl.airflow.naming import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
 from snaprepl.airflow.operators import SnapshotRefreshOperator, resolve_mode
 from snaprepl.catalog.store import reset_open_catalog
+from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
 
 pytestmark = pytest.mark.airflow
 
@@ -141,7 +141,7 @@ def test_airflow_dags_test_runs_a_generated_dag(snapshots, pg_db, sqlite_db) -> 
 def test_a_name_whose_dag_id_another_snapshot_has_is_refused_at_creation(
     snapshots, pg_db, sqlite_db, catalog, settings, refresher, monkeypatch
 ) -> None:
-    from snaprepl.airflow import naming
+    from snaprepl import dag_names as naming
     from snaprepl.catalog.store import SnapshotRecord, utcnow
     from snaprepl.errors import SnapshotExists
 

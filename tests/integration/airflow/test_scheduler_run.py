@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.airflow.naming import publication_dag_id, snapshot_dag_id
 from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url
+from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.submit.submission import private_dir
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase

@@ -14,8 +14,8 @@ import pytest
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import CronDataIntervalTimetable
 
-from snaprepl.airflow.naming import URPLOG_PURGE_DAG, publication_dag_id, task_key
 from snaprepl.airflow.operators import ReplicationSyncOperator
+from snaprepl.dag_names import URPLOG_PURGE_DAG, publication_dag_id, task_key
 from tests.support.bidir import Servers, change
 
 pytestmark = pytest.mark.airflow
