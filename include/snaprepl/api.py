@@ -20,7 +20,7 @@ from snaprepl.arguments import Flag, checked
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.ops import snapshot_logs, snapshots
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots
 from snaprepl.ops.publications import (
     add_resolver,
     check_type,
@@ -39,7 +39,7 @@ from snaprepl.submit.sync import Syncer, submit_sync
 
 
 def _catalog(catalog: Catalog | None) -> Catalog:
-    return catalog if catalog is not None else Catalog.open()
+    return catalog if catalog is not None else Catalog.open(Settings.load())
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -181,9 +181,9 @@ def repl_refresh_noninc_snapshot(
 @checked
 def repl_drop_snapshot(
     snapshot_table_name: str, delete: Flag = 0, *, catalog: Catalog | None = None
-) -> snapshots.DroppedSnapshot:
+) -> snapshot_upkeep.DroppedSnapshot:
     """``DROP SNAPSHOT name [WITH DELETE]``; ``delete`` true also drops the destination table."""
-    return snapshots.drop_snapshot(
+    return snapshot_upkeep.drop_snapshot(
         parse_table_ref(snapshot_table_name), with_delete=bool(delete), catalog=_catalog(catalog)
     )
 
@@ -191,17 +191,17 @@ def repl_drop_snapshot(
 @checked
 def repl_set_snapshot_schedule(
     snapshot_table_name: str, schedule: str | None, *, catalog: Catalog | None = None
-) -> snapshots.ScheduledSnapshot:
+) -> snapshot_upkeep.ScheduledSnapshot:
     """``ALTER SNAPSHOT name SCHEDULE 'cron' | NONE`` (snaprepl's addition)."""
-    return snapshots.set_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
+    return snapshot_upkeep.set_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
 
 
 @checked
 def repl_purge_rplogs(
     *, catalog: Catalog | None = None, settings: Settings | None = None
-) -> snapshots.PurgedReplayLogs:
+) -> snapshot_upkeep.PurgedReplayLogs:
     """``REPL_PURGE_RPLOGS()``: purge replay-log entries every snapshot is past."""
-    return snapshots.purge_replay_logs(catalog=_catalog(catalog), settings=_settings(settings))
+    return snapshot_upkeep.purge_replay_logs(catalog=_catalog(catalog), settings=_settings(settings))
 
 
 # ---------------------------------------------------------------------- bi-directional replication

@@ -1,4 +1,5 @@
-"""Snapshots: CREATE [NONINCREMENTAL] SNAPSHOT, UPDATE, DROP, ALTER ... SCHEDULE (SEMANTICS section 4).
+"""Snapshots: CREATE [NONINCREMENTAL] SNAPSHOT and UPDATE SNAPSHOT, the statements that run a refresh
+(SEMANTICS section 4; DROP and ALTER are in :mod:`snaprepl.ops.snapshot_upkeep`).
 
 Creating a snapshot registers it and fills it with a complete refresh. If that first fill fails, the
 statement takes itself back (the registration, and the destination table if it made it) so it can
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
@@ -29,10 +29,10 @@ from snaprepl.errors import (
 )
 from snaprepl.lineage import Place, query_places
 from snaprepl.lookup import dialect_of, executable_database, find_log, find_snapshot
-from snaprepl.names import Ident, ResolvedTable, TableRef
+from snaprepl.names import Ident, TableRef
 from snaprepl.ops.destinations import Destination, destination, drop_table, mapped_columns
 from snaprepl.ops.readonly import first_line, probe_query
-from snaprepl.ops.snapshot_guards import check_drop_with_delete, holding_run_lease, refuse_stale_incremental
+from snaprepl.ops.snapshot_guards import refuse_stale_incremental
 from snaprepl.queries import (
     SourceQuery,
     parse_column_list,
@@ -42,7 +42,6 @@ from snaprepl.queries import (
     validate_condition,
 )
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.refresh.stale import drop_stale_staging
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 
@@ -118,33 +117,6 @@ class CreatedSnapshot:
         kind = "incremental" if self.record.incremental else "nonincremental"
         made = "created and " if self.created_table else ""
         return f"{kind} snapshot {self.record.sn_name} {made}filled: {self.outcome.rows_copied} rows"
-
-
-@dataclass(frozen=True)
-class DroppedSnapshot:
-    name: str
-    dropped_table: bool
-
-    def __str__(self) -> str:
-        return f"snapshot {self.name} dropped" + (" with its table" if self.dropped_table else "")
-
-
-@dataclass(frozen=True)
-class ScheduledSnapshot:
-    name: str
-    schedule: str | None
-
-    def __str__(self) -> str:
-        return f"snapshot {self.name}: schedule {self.schedule or 'none (manual refreshes only)'}"
-
-
-@dataclass(frozen=True)
-class PurgedReplayLogs:
-    deleted: dict[str, int]
-
-    def __str__(self) -> str:
-        total = sum(self.deleted.values())
-        return f"replay logs purged: {total} entries of {len(self.deleted)} snapshots"
 
 
 # ------------------------------------------------------------------ creation
@@ -400,36 +372,3 @@ def update_snapshot(
         snapshot=record.sn_name, mode=mode, fallback_complete=fallback_complete, **_request_settings(settings)
     )
     return refresher(request, catalog, settings)
-
-
-def drop_snapshot(name: TableRef, *, with_delete: bool = False, catalog: Catalog) -> DroppedSnapshot:
-    """``DROP SNAPSHOT name [WITH DELETE]``: unregister; WITH DELETE also drops the destination table."""
-    record = find_snapshot(catalog, name)
-    if with_delete:
-        check_drop_with_delete(catalog, record)
-    with holding_run_lease(catalog, record):  # "busy" while a live run refreshes it
-        catalog.delete_snapshot(record.sn_name)
-        if with_delete:
-            table = ResolvedTable(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table)
-            drop_table(executable_database(record.sn_dest_conn), table)
-    return DroppedSnapshot(record.sn_name, with_delete)
-
-
-def set_schedule(name: TableRef, schedule: str | None, *, catalog: Catalog) -> ScheduledSnapshot:
-    """``ALTER SNAPSHOT name SCHEDULE 'cron' | NONE``: the schedule of the snapshot's refresh DAG."""
-    record = find_snapshot(catalog, name)
-    value = validate_schedule(schedule)
-    catalog.update_snapshot(record.sn_name, sn_schedule=value)
-    return ScheduledSnapshot(record.sn_name, value)
-
-
-def purge_replay_logs(*, catalog: Catalog, settings: Settings) -> PurgedReplayLogs:
-    """``REPL_PURGE_RPLOGS()``: drop replay-log entries older than each snapshot's SN_LAST_TS minus
-    ``snp_repl_purge_offset`` (they are outside every future tolerance window)."""
-    offset = timedelta(minutes=settings.snp_repl_purge_offset)
-    deleted = {}
-    for record in catalog.snapshots():
-        if record.incremental and record.sn_last_ts is not None:
-            deleted[record.sn_name] = catalog.purge_replay_log(record.sn_name, record.sn_last_ts - offset)
-    drop_stale_staging(catalog)  # staging tables runs that died left behind
-    return PurgedReplayLogs(deleted)

@@ -13,7 +13,7 @@ from snaprepl import api
 from snaprepl.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
-from snaprepl.ops import snapshot_logs, snapshots
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots
 from snaprepl.settings import Settings
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script
@@ -91,12 +91,12 @@ def _(statement: ast.UpdateSnapshot, ctx: Context) -> Any:
 
 @execute.register
 def _(statement: ast.DropSnapshot, ctx: Context) -> Any:
-    return snapshots.drop_snapshot(statement.name, with_delete=statement.with_delete, catalog=ctx.catalog)
+    return snapshot_upkeep.drop_snapshot(statement.name, with_delete=statement.with_delete, catalog=ctx.catalog)
 
 
 @execute.register
 def _(statement: ast.AlterSnapshot, ctx: Context) -> Any:
-    return snapshots.set_schedule(statement.name, statement.schedule.value, catalog=ctx.catalog)
+    return snapshot_upkeep.set_schedule(statement.name, statement.schedule.value, catalog=ctx.catalog)
 
 
 @execute.register
