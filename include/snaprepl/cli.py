@@ -10,10 +10,11 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from snaprepl.errors import SnapreplError
+from snaprepl.settings import Settings
 
 STATEMENTS_HELP = """\
 statements (case-insensitive, ';'-separated; names are [schema.]table[@conn_id]):
@@ -31,13 +32,7 @@ functions (the seed's names), e.g.:
 """
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="snaprepl",
-        description="Trigger-based snapshot replication orchestrated by Airflow and executed by Spark.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_sql(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sql = commands.add_parser(
         "sql",
         help="run statements",
@@ -49,10 +44,23 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("-f", "--file", help="read statements from FILE ('-' for standard input)")
     sql.add_argument("-v", "--verbose", action="store_true", help="show the output of Spark jobs")
 
+
+def _add_status(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     status = commands.add_parser("status", help="show the catalog")
     status.add_argument("--json", action="store_true", help="print JSON for machines")
     status.add_argument("--no-probe", action="store_true", help="do not connect to sources to count backlogs")
 
+
+def _table_options(parser: argparse.ArgumentParser, dialects: str) -> None:
+    """The options that say which table of which dialect a ``ddl`` subcommand prints DDL for."""
+    parser.add_argument("--dialect", required=True, help=dialects)
+    parser.add_argument("--table", required=True, help="[schema.]table")
+    parser.add_argument(
+        "--key", action="append", required=True, metavar="'COLUMN TYPE'", help="a primary key column (repeat)"
+    )
+
+
+def _add_ddl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ddl = commands.add_parser(
         "ddl",
         help="print generated DDL without connecting",
@@ -61,24 +69,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     ddl_kinds = ddl.add_subparsers(dest="kind", required=True)
     log_ddl = ddl_kinds.add_parser("log", help="DDL of a snapshot log (RLOG table and triggers)")
-    log_ddl.add_argument("--dialect", required=True, help="postgres, mysql, sqlite, mssql, oracle, db2, informix")
-    log_ddl.add_argument("--table", required=True, help="[schema.]table")
-    log_ddl.add_argument(
-        "--key", action="append", required=True, metavar="'COLUMN TYPE'", help="a primary key column (repeat)"
-    )
+    _table_options(log_ddl, "postgres, mysql, sqlite, mssql, oracle, db2, informix")
     log_ddl.add_argument("--drop", action="store_true", help="print the DROP statements instead")
     bidir_ddl = ddl_kinds.add_parser(
         "bidir", help="DDL of a bi-directionally replicated table (ROWGUID, bi-directional log, triggers)"
     )
-    bidir_ddl.add_argument("--dialect", required=True, help="postgres, mysql, sqlite, mssql, oracle, db2")
-    bidir_ddl.add_argument("--table", required=True, help="[schema.]table")
-    bidir_ddl.add_argument(
-        "--key", action="append", required=True, metavar="'COLUMN TYPE'", help="a primary key column (repeat)"
-    )
+    _table_options(bidir_ddl, "postgres, mysql, sqlite, mssql, oracle, db2")
     bidir_ddl.add_argument("--server", required=True, help="the replication name of the table's server")
     bidir_ddl.add_argument("--subscriber", action="store_true", help="a subscriber's replica (default: publisher)")
     bidir_ddl.add_argument("--drop", action="store_true", help="print the DROP statements instead")
 
+
+def _add_catalog(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     catalog = commands.add_parser("catalog", help="manage the catalog tables")
     catalog_actions = catalog.add_subparsers(dest="action", required=True)
     catalog_actions.add_parser("upgrade", help="create or migrate the SYS_* tables in the catalog database")
@@ -93,6 +95,16 @@ def _parser() -> argparse.ArgumentParser:
         help="environment variable holding the role's password (never on the command line)",
     )
     grant.add_argument("--host", default="%", help="MariaDB: the account's host part (default %%)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="snaprepl",
+        description="Trigger-based snapshot replication orchestrated by Airflow and executed by Spark.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_sql, _add_status, _add_ddl, _add_catalog):
+        add(commands)
     return parser
 
 
@@ -111,60 +123,63 @@ def _read_statements(args: argparse.Namespace) -> str:
     return args.statements
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.command == "sql":
-        from snaprepl.statements.executor import run_script
-        from snaprepl.statements.parser import parse_script
+# Each command imports what it runs when it runs (statements load the grammar, the catalog SQLAlchemy
+# and Alembic): `snaprepl --help` loads none of them and starts in milliseconds.
+def _sql(args: argparse.Namespace) -> None:
+    from snaprepl.statements.executor import run_script  # noqa: PLC0415  (heavy: lark, alembic, airflow)
+    from snaprepl.statements.parser import parse_script  # noqa: PLC0415  (heavy: lark)
 
-        text = _read_statements(args)
-        if not parse_script(text):
-            raise SnapreplError(
-                "nothing to run: no statement was given", "write statements, e.g. `snaprepl sql --help`"
+    text = _read_statements(args)
+    if not parse_script(text):
+        raise SnapreplError("nothing to run: no statement was given", "write statements, e.g. `snaprepl sql --help`")
+    for result in run_script(text, settings=Settings.load()):
+        if result is not None:
+            print(result)
+
+
+def _status(args: argparse.Namespace) -> None:
+    from snaprepl.catalog.store import Catalog  # noqa: PLC0415  (heavy: alembic)
+    from snaprepl.status import collect_status, render_json, render_text  # noqa: PLC0415  (heavy: alembic)
+
+    settings = Settings.load()
+    report = collect_status(Catalog.open(settings), settings, probe=not args.no_probe)
+    print(render_json(report) if args.json else render_text(report))
+
+
+def _ddl(args: argparse.Namespace) -> None:
+    from snaprepl.ddl import bidir_log_ddl, snapshot_log_ddl  # noqa: PLC0415  (heavy: lark, sqlglot)
+
+    if args.kind == "bidir":
+        print(
+            bidir_log_ddl(
+                args.dialect, args.table, args.key, args.server, publisher=not args.subscriber, drop=args.drop
             )
-        for result in run_script(text):
-            if result is not None:
-                print(result)
-        return 0
-    if args.command == "status":
-        from snaprepl.catalog.store import Catalog
-        from snaprepl.settings import Settings
-        from snaprepl.status import collect_status, render_json, render_text
+        )
+    else:
+        print(snapshot_log_ddl(args.dialect, args.table, args.key, drop=args.drop))
 
-        report = collect_status(Catalog.open(), Settings.load(), probe=not args.no_probe)
-        print(render_json(report) if args.json else render_text(report))
-        return 0
-    if args.command == "ddl":
-        from snaprepl.ddl import bidir_log_ddl, snapshot_log_ddl
 
-        if args.kind == "bidir":
-            print(
-                bidir_log_ddl(
-                    args.dialect, args.table, args.key, args.server, publisher=not args.subscriber, drop=args.drop
-                )
-            )
-        else:
-            print(snapshot_log_ddl(args.dialect, args.table, args.key, drop=args.drop))
-        return 0
-    if args.command == "catalog":
-        from snaprepl.catalog.migrate import upgrade
-        from snaprepl.catalog.store import Catalog
+def _catalog(args: argparse.Namespace) -> None:
+    from snaprepl.catalog.grants import grant_catalog_role, password_from_env  # noqa: PLC0415  (heavy: sqlalchemy)
+    from snaprepl.catalog.migrate import upgrade  # noqa: PLC0415  (heavy: alembic)
+    from snaprepl.catalog.store import Catalog  # noqa: PLC0415  (heavy: alembic)
 
-        catalog = Catalog.open()
-        if args.action == "upgrade":
-            upgrade(catalog.engine)
-            print(f"catalog migrated in {catalog.describe()}")
-        elif args.action == "grant":
-            from snaprepl.catalog.grants import grant_catalog_role, password_from_env
+    catalog = Catalog.open(Settings.load())
+    if args.action == "upgrade":
+        upgrade(catalog.engine)
+        print(f"catalog migrated in {catalog.describe()}")
+    elif args.action == "grant":
+        print(grant_catalog_role(catalog.engine, args.role, password_from_env(args.password_env), mysql_host=args.host))
+    else:
+        print(catalog.describe())
 
-            print(
-                grant_catalog_role(
-                    catalog.engine, args.role, password_from_env(args.password_env), mysql_host=args.host
-                )
-            )
-        else:
-            print(catalog.describe())
-        return 0
-    raise AssertionError(args.command)  # argparse only accepts the commands above
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "sql": _sql,
+    "status": _status,
+    "ddl": _ddl,
+    "catalog": _catalog,
+}
 
 
 def _configure_logging(verbose: bool) -> None:
@@ -185,7 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(bool(getattr(args, "verbose", False)))
     try:
-        return _run(args)
+        COMMANDS[args.command](args)  # argparse only accepts these commands
+        return 0
     except SnapreplError as err:
         print(f"snaprepl: error: {err}", file=sys.stderr)
         return 1

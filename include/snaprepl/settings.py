@@ -66,7 +66,7 @@ class Settings:
     log_purge_schedule: str = "0 * * * *"
     refresh_commit_rows: int = 50_000
     spark_driver_memory: str = "1g"
-    spark_ui: str = "false"
+    spark_ui: bool = False
     conflict_notifier: str = "log"
     conflict_email_to: str = ""
     smtp_conn_id: str = "smtp_default"

@@ -4,7 +4,7 @@ catalog content gives, how odd names are kept apart, and how a bad record is rep
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from snaprepl.dag_names import (
     dag_id_collision,
     publication_dag_id,
     snapshot_dag_id,
+    task_key,
 )
 from snaprepl.errors import InvalidArgument, SnapreplError
 from snaprepl.settings import Settings
@@ -68,8 +69,9 @@ class FakeCatalog:
         return [s for s in self._subscriptions if item is None or s.ss_item == item]
 
 
-def edges(dag: Any) -> dict[str, set[str]]:
-    return {t.task_id: set(t.downstream_task_ids) for t in dag.tasks}
+def edges(dag: Any) -> dict[str, list[str]]:
+    """``{task id: sorted ids of its downstream tasks}``: the DAG's shape."""
+    return {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
 
 
 PUB = "public.items@pub"
@@ -101,17 +103,62 @@ def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
         RPLOG_PURGE_DAG,
         LOG_PURGE_DAG,
     }
-    assert edges(dags["snaprepl_refresh__dst__main__copy"]) == {"refresh": set()}
+    assert edges(dags["snaprepl_refresh__dst__main__copy"]) == {"refresh": []}
     # Loaded subscribers only (s_c is not), pulled one after another in name order, then pushed in parallel.
     assert edges(dags["snaprepl_sync__pub__public__items"]) == {
-        "pull__s_a": {"pull__s_b"},
-        "pull__s_b": {"push__s_a", "push__s_b"},
-        "push__s_a": set(),
-        "push__s_b": set(),
+        "pull__s_a": ["pull__s_b"],
+        "pull__s_b": ["push__s_a", "push__s_b"],
+        "push__s_a": [],
+        "push__s_b": [],
     }
-    assert edges(dags[LOG_PURGE_DAG]) == {"purge__src__public__t": set()}
-    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": set()}
-    assert edges(dags[URPLOG_PURGE_DAG]) == {"purge_update_replay_logs": set()}
+    assert edges(dags[LOG_PURGE_DAG]) == {"purge__src__public__t": []}
+    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": []}
+    assert edges(dags[URPLOG_PURGE_DAG]) == {"purge_update_replay_logs": []}
+
+
+def test_a_publication_pulls_its_subscribers_in_turn_then_pushes_to_all() -> None:
+    servers = ["zeta", "alpha", "odd name", "mid"]
+    catalog = FakeCatalog(
+        publications=[PublicationRecord(sp_item=PUB, sp_type=2, sp_server="p", sp_created_at=NOW)],
+        subscriptions=[
+            SubscriptionRecord(ss_server=s, ss_item=PUB, ss_type=2, ss_created_at=NOW, ss_init_state="done")
+            for s in servers
+        ],
+    )
+
+    [sync] = [
+        dag for dag_id, dag in build_dags(catalog=catalog, settings=Settings()).items() if dag_id != URPLOG_PURGE_DAG
+    ]
+
+    pushes = sorted(f"push__{task_key(s)}" for s in servers)
+    assert task_key("odd name") != "odd name" and task_key("odd name").isascii()
+    assert edges(sync) == {
+        "pull__alpha": ["pull__mid"],
+        "pull__mid": [f"pull__{task_key('odd name')}"],
+        f"pull__{task_key('odd name')}": ["pull__zeta"],
+        "pull__zeta": pushes,
+        **{push: [] for push in pushes},
+    }
+
+
+def test_a_publication_without_loaded_subscribers_gives_no_sync_dag_but_its_purge() -> None:
+    catalog = publication()
+    catalog._subscriptions = [replace(s, ss_init_state=None) for s in catalog._subscriptions]
+
+    assert set(build_dags(catalog=catalog, settings=Settings())) == {URPLOG_PURGE_DAG}
+    assert unbuildable_records(catalog=catalog, settings=Settings()) == []
+
+
+def test_the_snapshot_log_purge_has_one_task_per_log_and_no_edges() -> None:
+    catalog = FakeCatalog(logs=[log("public.t@src"), log("public.u@src"), log('main."a b"@other')])
+
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    assert set(dags) == {LOG_PURGE_DAG, RPLOG_PURGE_DAG}
+    purge = edges(dags[LOG_PURGE_DAG])
+    assert {"purge__src__public__t": [], "purge__src__public__u": []}.items() <= purge.items()
+    assert len(purge) == 3 and all(t.startswith("purge__other__main__") and t.isascii() for t in purge if "other" in t)
+    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": []}
 
 
 def test_scheduled_and_purge_dags_are_created_unpaused_unless_the_setting_says_otherwise() -> None:
@@ -124,13 +171,18 @@ def test_scheduled_and_purge_dags_are_created_unpaused_unless_the_setting_says_o
     assert {d: dag.is_paused_upon_creation for d, dag in paused.items()} == dict.fromkeys(paused, True)
 
 
-def test_dags_paused_at_creation_is_parsed_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AIRFLOW__SNAPREPL__DAGS_PAUSED_AT_CREATION", "TRUE")
-    assert Settings.load().dags_paused_at_creation is True
-    monkeypatch.setenv("AIRFLOW__SNAPREPL__DAGS_PAUSED_AT_CREATION", "0")
-    assert Settings.load().dags_paused_at_creation is False
+@pytest.mark.parametrize("name", [f.name for f in fields(Settings) if f.type in {"bool", bool}])
+def test_boolean_settings_are_bools_parsed_strictly(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {"dags_paused_at_creation", "strict_dags", "pool_per_connection", "spark_ui"} <= {
+        f.name for f in fields(Settings) if f.type in {"bool", bool}
+    }
+    assert getattr(Settings(), name) is False
+    monkeypatch.setenv(f"AIRFLOW__SNAPREPL__{name.upper()}", "TRUE")
+    assert getattr(Settings.load(), name) is True
+    monkeypatch.setenv(f"AIRFLOW__SNAPREPL__{name.upper()}", "0")
+    assert getattr(Settings.load(), name) is False
     for wrong in ("no", "yes", "2", "paused"):
-        monkeypatch.setenv("AIRFLOW__SNAPREPL__DAGS_PAUSED_AT_CREATION", wrong)
+        monkeypatch.setenv(f"AIRFLOW__SNAPREPL__{name.upper()}", wrong)
         with pytest.raises(InvalidArgument, match="is not a boolean"):
             Settings.load()
 
@@ -219,12 +271,39 @@ def test_a_bad_record_is_reported_by_name_while_every_other_dag_loads() -> None:
         build_dags(catalog=catalog, settings=Settings(strict_dags=True))
 
 
-def test_a_task_process_builds_only_its_own_dag(monkeypatch: pytest.MonkeyPatch) -> None:
-    catalog = publication()
-    catalog._snapshots = [snapshot("main.a@dst"), snapshot("main.b@dst", schedule="every tuesday")]
-    monkeypatch.setitem(os.environ, "_AIRFLOW_PARSING_CONTEXT_DAG_ID", "snaprepl_refresh__dst__main__a")
+def test_a_bad_publication_is_left_out_while_snapshots_and_purges_load() -> None:
+    catalog = publication(schedule="now and then")
+    catalog._snapshots = [snapshot("main.good@dst")]
+    catalog._logs = [log("public.t@src")]
 
-    assert list(build_dags(catalog=catalog, settings=Settings())) == ["snaprepl_refresh__dst__main__a"]
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    assert set(dags) == {"snaprepl_refresh__dst__main__good", URPLOG_PURGE_DAG, RPLOG_PURGE_DAG, LOG_PURGE_DAG}
+    assert [p.split(":")[0] for p in unbuildable_records(catalog=catalog, settings=Settings())] == [
+        f"publication {PUB}"
+    ]
+    with pytest.raises(SnapreplError, match=f"catalog record publication {PUB} cannot become a DAG"):
+        build_dags(catalog=catalog, settings=Settings(strict_dags=True))
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    ["snaprepl_refresh__dst__main__a", "snaprepl_sync__pub__public__items", LOG_PURGE_DAG, URPLOG_PURGE_DAG],
+)
+def test_a_task_process_builds_only_its_own_dag(wanted: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = publication()
+    # main.b cannot become a DAG: a task of another DAG does not build it, so does not see that.
+    catalog._snapshots = [snapshot("main.a@dst"), snapshot("main.b@dst", schedule="every tuesday")]
+    catalog._logs = [log("public.t@src")]
+    monkeypatch.setitem(os.environ, "_AIRFLOW_PARSING_CONTEXT_DAG_ID", wanted)
+
+    assert list(build_dags(catalog=catalog, settings=Settings(strict_dags=True))) == [wanted]
+
+
+def test_a_task_process_of_a_dag_no_longer_in_the_catalog_builds_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(os.environ, "_AIRFLOW_PARSING_CONTEXT_DAG_ID", "snaprepl_refresh__dst__main__gone")
+
+    assert build_dags(catalog=publication(), settings=Settings()) == {}
 
 
 class Run:

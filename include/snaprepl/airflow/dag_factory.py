@@ -33,7 +33,10 @@ from snaprepl.dag_names import (
     snapshot_dag_id,
     task_key,
 )
-from snaprepl.errors import SnapreplError
+from snaprepl.errors import SnapreplError, SnapshotLogNotFound
+from snaprepl.ops.purge import purge_urplogs
+from snaprepl.ops.snapshot_logs import purge_log
+from snaprepl.ops.snapshot_upkeep import purge_replay_logs
 from snaprepl.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -171,9 +174,6 @@ def replay_log_purge_dag(settings: Settings) -> DAG:
 
         @task(task_id="purge_replay_logs")
         def purge() -> dict[str, int]:
-            from snaprepl.ops.snapshots import purge_replay_logs
-
-            settings = Settings.load()
             return purge_replay_logs(catalog=Catalog.open(settings), settings=settings).deleted
 
         purge()
@@ -199,10 +199,6 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
 
             @task(task_id=log_purge_task_id(record.snl_source))
             def purge(source: str) -> str:
-                from snaprepl.errors import SnapshotLogNotFound
-                from snaprepl.ops.snapshot_logs import purge_log
-
-                settings = Settings.load()
                 catalog = Catalog.open(settings)
                 log = catalog.log(source)
                 if log is None:
@@ -271,9 +267,6 @@ def update_replay_log_purge_dag(settings: Settings) -> DAG:
 
         @task(task_id="purge_update_replay_logs")
         def purge() -> dict[str, int]:
-            from snaprepl.ops.purge import purge_urplogs
-
-            settings = Settings.load()
             return purge_urplogs(catalog=Catalog.open(settings), settings=settings).deleted
 
         purge()

@@ -152,7 +152,7 @@ def prepare(
     return Submission(
         application=job_application(job, module_file),
         application_args=list(args),
-        conf={**SPARK_CONF, "spark.ui.enabled": "true" if settings.spark_ui.lower() == "true" else "false"},
+        conf={**SPARK_CONF, "spark.ui.enabled": "true" if settings.spark_ui else "false"},
         jars=",".join(jars),
         # The driver's own class loader must see the drivers too (DriverManager ignores --jars there).
         driver_class_path=":".join(jars),
