@@ -120,7 +120,8 @@ def _read_statements(args: argparse.Namespace) -> str:
         return path.read_text()
     if args.statements is None:
         raise SnapreplError("no statements given", "pass them as an argument or with -f FILE")
-    return args.statements
+    statements: str = args.statements
+    return statements
 
 
 # Each command imports what it runs when it runs (statements load the grammar, the catalog SQLAlchemy

@@ -21,13 +21,14 @@ from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
 
 pytestmark = pytest.mark.airflow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DAG_FILE = REPO / "dags" / "snaprepl_dags.py"
 
 
 def dagbag():
     from airflow.dag_processing.dagbag import DagBag
 
+    assert DAG_FILE.is_file(), DAG_FILE  # a DagBag of a missing file is silently empty
     return DagBag(dag_folder=str(DAG_FILE))
 
 
