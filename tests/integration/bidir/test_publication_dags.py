@@ -20,7 +20,7 @@ from tests.support.bidir import Servers, change
 
 pytestmark = pytest.mark.airflow
 
-DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "snaprepl_dags.py"
+DAG_FILE = Path(__file__).resolve().parents[3] / "dags" / "snaprepl_dags.py"
 
 
 def dagbag() -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 from tests.support.bidir import Model, ModelConflict, Pending, Servers, by_price, item_rows, placeholder
 from tests.support.databases import RealDatabase
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 RESOLVER = "tests.support.items_resolvers:minimal_price"
 
 
