@@ -730,9 +730,6 @@ class Dialect(RowReplacement, LockWaits, ABC):
 
     # ------------------------------------------------------------------ helpers for subclasses
 
-    def _key_list(self, prefix: str, columns: Sequence[str]) -> str:
-        return ", ".join(f"{prefix}{self.quote(c)}" for c in columns)
-
     def _log_column_list(self, objects: LogObjects) -> str:
         cols = self.log_columns
         return ", ".join(self.quote(c) for c in (*objects.key_columns, cols.snaptime, cols.dmltype, cols.rowguid))

@@ -7,7 +7,7 @@ UTC TIMESTAMP.
 
 from __future__ import annotations
 
-from snaprepl.dialects.types import GenericType, to_generic
+from snaprepl.dialects.types import GenericType
 
 _SPARK = {
     "varchar": "STRING",
@@ -41,8 +41,3 @@ def spark_type_of(generic: GenericType) -> str:
         precision, scale = generic.precision or 38, generic.scale or 0
         return f"DECIMAL({precision}, {scale})" if precision <= 38 else "STRING"
     return _SPARK[generic.name]
-
-
-def spark_type(type_sql: str, dialect: str) -> str:
-    """The Spark SQL type for a column declared ``type_sql`` in ``dialect``."""
-    return spark_type_of(to_generic(type_sql, dialect))
