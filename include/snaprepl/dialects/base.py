@@ -7,161 +7,52 @@ SQLite) or only generates its DDL (SQL Server, Oracle, DB2, Informix).
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy.engine import URL
-from sqlglot import exp
 
 from snaprepl.dialects import types as type_mapping
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
 from snaprepl.dialects.lock_waits import LockWaits
+from snaprepl.dialects.model import (
+    BIDIR,
+    DELETE_MARK,
+    LOG_COLUMNS,
+    BidirColumns,
+    Column,
+    ConnectionFields,
+    DdlStep,
+    LogColumns,
+    LogObjects,
+    SqlSession,
+    TableInfo,
+)
 from snaprepl.dialects.replace import RowReplacement
 from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
+if TYPE_CHECKING:
+    from sqlglot import exp
 
-class ConnectionFields(Protocol):
-    """The connection fields a dialect reads (see :class:`snaprepl.connections.ConnectionInfo`)."""
-
-    conn_id: str
-    extra: Mapping[str, Any]
-    host: str | None
-    port: int | None
-    login: str | None
-    password: str | None
-    schema: str | None
-
-    @property
-    def database_path(self) -> str: ...
-
-
-class SqlSession(Protocol):
-    """What a dialect needs from an open database session (see :mod:`snaprepl.db`)."""
-
-    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]: ...
-
-    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int: ...
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column as its database declares it.
-
-    :param name: exact column name.
-    :param type_sql: declared type in the table's own dialect, including a non-default collation,
-        so a log's key columns compare keys exactly as the source does.
-    :param nullable: whether NULLs are allowed.
-    :param pk_position: 1-based position in the primary key, or ``None``.
-    """
-
-    name: str
-    type_sql: str
-    nullable: bool = True
-    pk_position: int | None = None
-
-
-@dataclass(frozen=True)
-class TableInfo:
-    """A table's resolved name and columns."""
-
-    table: ResolvedTable
-    columns: tuple[Column, ...]
-
-    @property
-    def primary_key(self) -> tuple[Column, ...]:
-        keyed = [c for c in self.columns if c.pk_position is not None]
-        return tuple(sorted(keyed, key=lambda c: c.pk_position or 0))
-
-    def column(self, name: str) -> Column:
-        for col in self.columns:
-            if col.name == name:
-                return col
-        raise KeyError(name)
-
-
-@dataclass(frozen=True)
-class LogObjects:
-    """Names of the database objects of one snapshot log, exactly as created.
-
-    They are recorded in the catalog so that a log is dropped by the names it was made with, even
-    where a dialect had to shorten them.
-    """
-
-    rlog: str
-    key_columns: tuple[str, ...]
-    triggers: tuple[str, ...]
-    functions: tuple[str, ...] = ()
-    sequences: tuple[str, ...] = ()
-    #: Auxiliary tables dropped with the log (Oracle's DLOG_<name> buffer of bi-directional logs).
-    tables: tuple[str, ...] = ()
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "rlog": self.rlog,
-                "key_columns": list(self.key_columns),
-                "triggers": list(self.triggers),
-                "functions": list(self.functions),
-                "sequences": list(self.sequences),
-                "tables": list(self.tables),
-            }
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> LogObjects:
-        data = json.loads(text)
-        return cls(
-            rlog=data["rlog"],
-            key_columns=tuple(data["key_columns"]),
-            triggers=tuple(data["triggers"]),
-            functions=tuple(data.get("functions", ())),
-            sequences=tuple(data.get("sequences", ())),
-            tables=tuple(data.get("tables", ())),
-        )
-
-
-@dataclass(frozen=True)
-class DdlStep:
-    """One DDL statement and the statement that takes it back (for dialects without transactional DDL)."""
-
-    sql: str
-    undo: str | None = None
-
-
-@dataclass(frozen=True)
-class LogColumns:
-    """Fixed column names of every snapshot log."""
-
-    snaptime: str = "SNAPTIME"
-    dmltype: str = "DMLTYPE"
-    rowguid: str = "RLOG_ROWGUID"
-    key_prefix: str = "RLOG_"
-
-
-LOG_COLUMNS = LogColumns()
-
-
-@dataclass(frozen=True)
-class BidirColumns:
-    """Columns of bi-directional replication: the version column on replicated tables, and the log's
-    extra columns."""
-
-    rowguid: str = "ROWGUID"
-    old_rowguid: str = "OLD_ROWGUID"
-    origin: str = "ORIGIN"
-    sync_id: str = "SYNC_ID"
-
-
-BIDIR = BidirColumns()
-
-#: ROWGUID a replicated delete writes first, so the delete trigger knows not to log it.
-DELETE_MARK = "snaprepl:delete"
+#: The values importers have always taken from here; they live in :mod:`snaprepl.dialects.model`.
+__all__ = [
+    "BIDIR",
+    "DELETE_MARK",
+    "LOG_COLUMNS",
+    "BidirColumns",
+    "Column",
+    "ConnectionFields",
+    "DdlStep",
+    "Dialect",
+    "LogColumns",
+    "LogObjects",
+    "SqlSession",
+    "TableInfo",
+]
 
 
 class Dialect(RowReplacement, LockWaits, ABC):
@@ -209,6 +100,8 @@ class Dialect(RowReplacement, LockWaits, ABC):
 
     def quote(self, name: str) -> str:
         """Quote one identifier for this dialect, escaping embedded quote characters."""
+        from sqlglot import exp
+
         return exp.to_identifier(name, quoted=True).sql(dialect=self.sqlglot_dialect or None)
 
     def qualified(self, schema: str | None, table: str) -> str:
