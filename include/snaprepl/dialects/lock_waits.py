@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from snaprepl.dialects.base import SqlSession
+from snaprepl.dialects.model import SqlSession
 
 
 class LockWaits:

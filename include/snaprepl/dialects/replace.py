@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from snaprepl.dialects.base import Column, SqlSession
+from snaprepl.dialects.model import Column, SqlSession
 
 #: PostgreSQL types without an equality operator, or whose ``=`` is not equality (box compares areas,
 #: PostGIS geometry once compared bounding boxes): compared as text.
