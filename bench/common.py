@@ -34,8 +34,9 @@ def catalog() -> Any:
     """A fresh, migrated catalog for this run."""
     from snaprepl.catalog.migrate import upgrade
     from snaprepl.catalog.store import Catalog
+    from snaprepl.settings import Settings
 
-    opened = Catalog.open()
+    opened = Catalog.open(Settings.load())
     upgrade(opened.engine)
     return opened
 

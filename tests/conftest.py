@@ -73,9 +73,10 @@ def airflow_home() -> Path:
 @pytest.fixture(scope="session")
 def catalog(airflow_home: Path) -> Iterator[object]:
     from snaprepl.catalog.store import Catalog, reset_open_catalog
+    from snaprepl.settings import Settings
 
     reset_open_catalog()
-    opened = Catalog.open()
+    opened = Catalog.open(Settings.load())
     opened.ensure_ready()
     yield opened
     reset_open_catalog()

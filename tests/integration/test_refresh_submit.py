@@ -207,8 +207,9 @@ def _kill_blocked_refresh(victim: str, db: RealDatabase, statement: str, marker:
 
 def _take_over(marker: str) -> None:
     from snaprepl.catalog.store import Catalog
+    from snaprepl.settings import Settings
 
-    catalog = Catalog.open()
+    catalog = Catalog.open(Settings.load())
     [(name, (run_id, _, _))] = [(n, h) for n, h in catalog.locks().items() if marker in n]
     assert catalog.take_lock(name, expected=run_id, run_id="usurper", holder="elsewhere:1")
 

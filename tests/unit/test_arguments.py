@@ -1,7 +1,7 @@
 """Arguments of the Python API and of the function forms are checked before anything runs.
 
 No catalog or database is given to these calls: a check that let an argument through would reach
-``Catalog.open()`` and fail with another error than the one asserted.
+``Catalog.open`` and fail with another error than the one asserted.
 """
 
 from __future__ import annotations

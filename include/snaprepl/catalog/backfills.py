@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from snaprepl.catalog import models as m
-from snaprepl.catalog.store import utcnow
+from snaprepl.catalog.base import CatalogDatabase
+from snaprepl.catalog.records import utcnow
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class BackfillRefresh:
         )
 
 
-def done(catalog: Any, backfill_id: str, target: str) -> BackfillRefresh | None:
+def done(catalog: CatalogDatabase, backfill_id: str, target: str) -> BackfillRefresh | None:
     """The complete refresh backfill ``backfill_id`` made of ``target``, if it made one."""
     t = m.SYS_REPL_BACKFILL.c
     with catalog.begin() as conn:
@@ -45,7 +45,7 @@ def done(catalog: Any, backfill_id: str, target: str) -> BackfillRefresh | None:
     return BackfillRefresh(*row) if row else None
 
 
-def record(catalog: Any, backfill_id: str, target: str, dag_id: str, run_id: str) -> None:
+def record(catalog: CatalogDatabase, backfill_id: str, target: str, dag_id: str, run_id: str) -> None:
     """Record that run ``run_id`` of backfill ``backfill_id`` refreshed ``target`` completely."""
     try:
         with catalog.begin() as conn:

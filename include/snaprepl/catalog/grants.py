@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
+from psycopg2.extensions import encrypt_password
 
 from snaprepl.catalog.models import VERSION_TABLE, metadata
 from snaprepl.errors import InvalidArgument, SnapreplError
@@ -140,8 +141,6 @@ def _raw(conn: sa.Connection, sql: str) -> None:
 
 def _pg_hashed(conn: sa.Connection, role: str, password: str) -> str:
     """The password as the server stores it, so the clear text never reaches the server or its log."""
-    from psycopg2.extensions import encrypt_password
-
     raw = conn.connection.dbapi_connection
     return str(encrypt_password(password, role, raw))
 

@@ -1,0 +1,179 @@
+"""The catalog's rows as frozen dataclasses, one class per SYS_* table, and the time they are stamped with."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from typing import Any, ClassVar, TypeVar
+
+import sqlalchemy as sa
+
+from snaprepl.catalog import models as m
+from snaprepl.dialects import LogObjects
+
+
+def utcnow() -> datetime:
+    """Now, as the naive UTC time the catalog stores."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+R = TypeVar("R", bound="Record")
+
+
+@dataclass(frozen=True)
+class Record:
+    """A catalog row as a dataclass; fields are named like the table's columns, in lower case."""
+
+    table: ClassVar[sa.Table]
+
+    @classmethod
+    def from_row(cls: type[R], row: sa.Row[Any]) -> R:
+        mapping = row._mapping
+        return cls(**{f.name: mapping[f.name.upper()] for f in fields(cls)})
+
+    def to_values(self) -> dict[str, Any]:
+        return {f.name.upper(): getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class LogRecord(Record):
+    """A SYS_SNAPSHOT_LOG row: one snapshot log."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_LOG
+
+    snl_source: str
+    snl_rlog: str
+    snl_rplog: str
+    snl_conn: str
+    snl_schema: str
+    snl_table: str
+    snl_dialect: str
+    snl_key_columns: str
+    snl_objects: str
+    snl_kind: str
+    snl_created_at: datetime
+    snl_purged_before: datetime | None = None
+    snl_last_purge_at: datetime | None = None
+
+    @property
+    def key_columns(self) -> list[str]:
+        columns: list[str] = json.loads(self.snl_key_columns)
+        return columns
+
+    @property
+    def objects(self) -> LogObjects:
+        return LogObjects.from_json(self.snl_objects)
+
+
+@dataclass(frozen=True)
+class SnapshotRecord(Record):
+    """A SYS_SNAPSHOT row: one snapshot."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT
+
+    sn_name: str
+    sn_query: str
+    sn_source_conn: str
+    sn_dest_conn: str
+    sn_dest_schema: str
+    sn_dest_table: str
+    sn_created_at: datetime
+    sn_last_ts: datetime | None = None
+    sn_is_incremental: int | None = None
+    sn_source_table: str | None = None
+    sn_last_upd_bm: str | None = None
+    sn_columns: str | None = None
+    sn_condition: str | None = None
+    sn_key_columns: str | None = None
+    sn_schedule: str | None = None
+    sn_tolerance_min: int | None = None
+    sn_needs_complete: str | None = None
+    sn_complete_ts: datetime | None = None
+    sn_last_refresh_at: datetime | None = None
+    sn_last_refresh_kind: str | None = None
+    sn_last_status: str | None = None
+    sn_last_error: str | None = None
+    sn_last_rows_upserted: int | None = None
+    sn_last_rows_deleted: int | None = None
+    sn_last_rows_copied: int | None = None
+    sn_last_duration_s: float | None = None
+
+    @property
+    def incremental(self) -> bool:
+        return self.sn_is_incremental is not None
+
+    @property
+    def key_columns(self) -> list[str]:
+        return json.loads(self.sn_key_columns) if self.sn_key_columns else []
+
+    @property
+    def columns(self) -> list[str] | None:
+        return json.loads(self.sn_columns) if self.sn_columns else None
+
+
+@dataclass(frozen=True)
+class ServerRecord(Record):
+    """A SYS_SERVERS row: a replication server (its unique name and its connection)."""
+
+    table: ClassVar[sa.Table] = m.SYS_SERVERS
+
+    server: str
+    db_address: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class PublicationRecord(Record):
+    """A SYS_SNAPSHOT_PUB row: a published table."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_PUB
+
+    sp_item: str
+    sp_type: int
+    sp_server: str
+    sp_created_at: datetime
+    sp_last_ts: datetime | None = None
+    sp_schedule: str | None = None
+    sp_last_sync_at: datetime | None = None
+    sp_rows_per_commit: int | None = None
+    sp_last_status: str | None = None
+    sp_last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class SubscriptionRecord(Record):
+    """A SYS_SNAPSHOT_SUB row: one subscriber's replica of a publication."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_SUB
+
+    ss_server: str
+    ss_item: str
+    ss_type: int
+    ss_created_at: datetime
+    ss_schema: str | None = None
+    ss_table: str | None = None
+    ss_last_pull_ts: datetime | None = None
+    ss_last_push_ts: datetime | None = None
+    ss_init_state: str | None = None
+    ss_init_bm: str | None = None
+    ss_last_pull_at: datetime | None = None
+    ss_last_push_at: datetime | None = None
+    ss_last_status: str | None = None
+    ss_last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ResolverRecord(Record):
+    """A SYS_SNAPSHOT_CR row: one conflict resolver of a published table."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_CR
+
+    cr_id: int | None
+    cr_table_name: str
+    cr_type: str
+    cr_proc: str
+    cr_order: int
+    cr_class: str | None = None
+    cr_column: str | None = None
+    cr_suffix: str | None = None

@@ -1,0 +1,98 @@
+"""The snapshots in the catalog (SYS_SNAPSHOT) and the log entries applied to each (SYS_RPLOG)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from snaprepl.catalog import models as m
+from snaprepl.catalog.base import CatalogDatabase, column_values
+from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.errors import SnapreplError
+
+
+class Snapshots(CatalogDatabase):
+    """Registered snapshots, their refresh bookkeeping and their replay log."""
+
+    def snapshots(self) -> list[SnapshotRecord]:
+        return self._all(SnapshotRecord, order_by=[m.SYS_SNAPSHOT.c.SN_NAME])
+
+    def snapshot(self, name: str) -> SnapshotRecord | None:
+        return self._one(SnapshotRecord, m.SYS_SNAPSHOT.c.SN_NAME == name)
+
+    def snapshots_named(self, conn_id: str, table: str, schema: str | None = None) -> list[SnapshotRecord]:
+        t = m.SYS_SNAPSHOT.c
+        where = [t.SN_DEST_CONN == conn_id, t.SN_DEST_TABLE == table]
+        if schema is not None:
+            where.append(t.SN_DEST_SCHEMA == schema)
+        return self._all(SnapshotRecord, *where)
+
+    def snapshots_of_log(self, source_key: str) -> list[SnapshotRecord]:
+        return self._all(SnapshotRecord, m.SYS_SNAPSHOT.c.SN_SOURCE_TABLE == source_key)
+
+    def add_snapshot(self, record: SnapshotRecord, duplicate: SnapreplError) -> None:
+        self._insert(record, duplicate)
+
+    def update_snapshot(self, name: str, **values: Any) -> None:
+        """Set columns of one snapshot; keyword names are the record's field names."""
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT).where(m.SYS_SNAPSHOT.c.SN_NAME == name).values(**column_values(values))
+            )
+
+    def delete_snapshot(self, name: str) -> None:
+        with self.begin() as conn:
+            conn.execute(sa.delete(m.SYS_SNAPSHOT).where(m.SYS_SNAPSHOT.c.SN_NAME == name))
+            conn.execute(sa.delete(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name))
+
+    def replayed_since(self, name: str, since: datetime | None) -> list[str]:
+        """RLOG_ROWGUIDs already applied to snapshot ``name`` with SNAPTIME at or after ``since``."""
+        t = m.SYS_RPLOG.c
+        query = sa.select(t.RLOG_ROWGUID).where(t.TARGET == name)
+        if since is not None:
+            query = query.where(t.SNAPTIME >= since)
+        with self.begin() as conn:
+            return [row[0] for row in conn.execute(query)]
+
+    def record_applied(self, name: str, entries: Sequence[tuple[str, datetime]], last_ts: datetime | None) -> None:
+        """Record log entries applied to ``name`` and move SN_LAST_TS forward to ``last_ts``, atomically."""
+        t = m.SYS_SNAPSHOT.c
+        with self.begin() as conn:
+            if entries:
+                conn.execute(
+                    sa.insert(m.SYS_RPLOG),
+                    [{"TARGET": name, "RLOG_ROWGUID": guid, "SNAPTIME": ts} for guid, ts in entries],
+                )
+            if last_ts is not None:
+                conn.execute(
+                    sa.update(m.SYS_SNAPSHOT)
+                    .where(t.SN_NAME == name, sa.or_(t.SN_LAST_TS.is_(None), t.SN_LAST_TS < last_ts))
+                    .values(SN_LAST_TS=last_ts)
+                )
+
+    def record_complete(self, name: str, last_ts: datetime | None) -> None:
+        """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy; the replay
+        log of the old content no longer describes the destination; nothing requires another complete
+        refresh (SN_COMPLETE_TS: log entries purged before this mark were in the copy)."""
+        with self.begin() as conn:
+            conn.execute(
+                sa.update(m.SYS_SNAPSHOT)
+                .where(m.SYS_SNAPSHOT.c.SN_NAME == name)
+                .values(SN_LAST_TS=last_ts, SN_COMPLETE_TS=last_ts, SN_NEEDS_COMPLETE=None, SN_LAST_UPD_BM=None)
+            )
+            conn.execute(sa.delete(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name))
+
+    def purge_replay_log(self, name: str, before: datetime) -> int:
+        """Delete replay-log entries of ``name`` older than ``before``."""
+        t = m.SYS_RPLOG.c
+        with self.begin() as conn:
+            return conn.execute(sa.delete(m.SYS_RPLOG).where(t.TARGET == name, t.SNAPTIME < before)).rowcount
+
+    def replay_log_size(self, name: str) -> int:
+        with self.begin() as conn:
+            return conn.execute(
+                sa.select(sa.func.count()).select_from(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name)
+            ).scalar_one()
