@@ -141,8 +141,8 @@ class Db2Dialect(Dialect):
             f"{forget}"
             f"    WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
             f"{q(cols.rowguid)} = S.GUID, {q(bidir.origin)} = '', "
-            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}\n"
-            f"    WHEN NOT MATCHED THEN INSERT ({parts['columns']}) VALUES ({parts['values']});"
+            f"{q(cols.dmltype)} = {parts.type}, {q(bidir.old_rowguid)} = {parts.old}\n"
+            f"    WHEN NOT MATCHED THEN INSERT ({parts.columns}) VALUES ({parts.values});"
         )
 
     def create_bidir_log_ddl(

@@ -119,8 +119,8 @@ class MsSqlDialect(Dialect):
             f"{forget}"
             f"   WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
             f"{q(cols.rowguid)} = s.[guid], {q(bidir.origin)} = '', "
-            f"{q(cols.dmltype)} = {parts['type']}, {q(bidir.old_rowguid)} = {parts['old']}\n"
-            f"   WHEN NOT MATCHED THEN INSERT ({parts['columns']}) VALUES ({parts['values']});"
+            f"{q(cols.dmltype)} = {parts.type}, {q(bidir.old_rowguid)} = {parts.old}\n"
+            f"   WHEN NOT MATCHED THEN INSERT ({parts.columns}) VALUES ({parts.values});"
         )
 
     def create_bidir_log_ddl(

@@ -160,16 +160,16 @@ class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, Dialect):
         parts = self._put_parts(
             rlog, objects, op, keys, (guid, old, origin, now), existing="", publisher=publisher, when=when
         )
-        values, conditions = parts["values"], parts["conditions"]
+        values, conditions = parts.values, parts.conditions
         source = f"SELECT {values} FROM DUAL WHERE {' AND '.join(conditions)}" if conditions else f"VALUES ({values})"
         # MariaDB assigns left to right: OLD_ROWGUID reads the pending entry's DMLTYPE before it changes.
         statements = [
-            f"INSERT INTO {rlog} ({parts['columns']}) {source} ON DUPLICATE KEY UPDATE "
-            f"{q(bidir.old_rowguid)} = {parts['old']}, {q(cols.dmltype)} = {parts['type']}, "
+            f"INSERT INTO {rlog} ({parts.columns}) {source} ON DUPLICATE KEY UPDATE "
+            f"{q(bidir.old_rowguid)} = {parts.old}, {q(cols.dmltype)} = {parts.type}, "
             f"{q(cols.snaptime)} = VALUES({q(cols.snaptime)}), {q(cols.rowguid)} = VALUES({q(cols.rowguid)}), "
             f"{q(bidir.origin)} = VALUES({q(bidir.origin)})"
         ]
-        return [*statements, *parts["after"]]
+        return [*statements, *parts.after]
 
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool

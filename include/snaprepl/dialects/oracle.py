@@ -137,7 +137,7 @@ class OracleDialect(Dialect):
             when=None,
         )
         on = " AND ".join(f"l.{q(k)} = s.{q(k)}" for k in objects.key_columns)
-        folded, forget = parts["type"], ""
+        folded, forget = parts.type, ""
         if op == "D" and not publisher:
             # MERGE's DELETE WHERE sees the updated row: an insert not yet synced is marked 'X' by the
             # update, then deleted (insert + delete: nothing to tell anyone).
@@ -148,8 +148,8 @@ class OracleDialect(Dialect):
             f"      ON ({on} AND l.{q(bidir.sync_id)} = {self.empty_text})\n"
             f"    WHEN MATCHED THEN UPDATE SET l.{q(cols.snaptime)} = {self.utc_now_sql()}, "
             f"l.{q(cols.rowguid)} = s.{q(cols.rowguid)}, l.{q(bidir.origin)} = {self.empty_text}, "
-            f"l.{q(cols.dmltype)} = {folded}, l.{q(bidir.old_rowguid)} = {parts['old']}{forget}\n"
-            f"    WHEN NOT MATCHED THEN INSERT ({parts['columns']}) VALUES ({parts['values']});"
+            f"l.{q(cols.dmltype)} = {folded}, l.{q(bidir.old_rowguid)} = {parts.old}{forget}\n"
+            f"    WHEN NOT MATCHED THEN INSERT ({parts.columns}) VALUES ({parts.values});"
         )
 
     def create_bidir_log_ddl(
