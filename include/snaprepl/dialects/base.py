@@ -18,6 +18,7 @@ from sqlalchemy.engine import URL
 from snaprepl.dialects import types as type_mapping
 from snaprepl.dialects.bidir_logs import BidirLogs
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
+from snaprepl.dialects.introspect import Introspection
 from snaprepl.dialects.lock_waits import LockWaits
 from snaprepl.dialects.model import (
     BIDIR,
@@ -33,7 +34,7 @@ from snaprepl.dialects.model import (
     TableInfo,
 )
 from snaprepl.dialects.replace import RowReplacement
-from snaprepl.errors import InvalidName, TableNotFound, UnsupportedConnection
+from snaprepl.errors import InvalidName, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
 if TYPE_CHECKING:
@@ -56,9 +57,10 @@ __all__ = [
 ]
 
 
-class Dialect(BidirLogs, RowReplacement, LockWaits, ABC):
+class Dialect(Introspection, BidirLogs, RowReplacement, LockWaits, ABC):
     """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`;
-    its bi-directional logs: :mod:`snaprepl.dialects.bidir_logs`).
+    its bi-directional logs: :mod:`snaprepl.dialects.bidir_logs`; how it reads a database's catalog:
+    :mod:`snaprepl.dialects.introspect`).
 
     Subclasses set the class variables and implement the abstract methods.
     """
@@ -346,52 +348,6 @@ class Dialect(BidirLogs, RowReplacement, LockWaits, ABC):
     def estimate_rows(self, session: SqlSession, schema: str, table: str) -> int | None:
         """A cheap estimate of a table's row count, or None."""
         return None
-
-    # ------------------------------------------------------------------ introspection
-
-    def default_schema(self, session: SqlSession) -> str:
-        raise NotImplementedError(f"{self.name}: introspection is not implemented")
-
-    def schema_exists(self, session: SqlSession, schema: str) -> bool:
-        raise NotImplementedError(f"{self.name}: introspection is not implemented")
-
-    def database_name(self, session: SqlSession) -> str:
-        """The name of the database the session is connected to (what a three-part name's qualifier names)."""
-        raise NotImplementedError(f"{self.name}: introspection is not implemented")
-
-    def describe(self, session: SqlSession, schema: Ident | None, table: Ident, conn_id: str) -> TableInfo:
-        """Resolve ``schema.table`` on this database and describe its columns.
-
-        :raises TableNotFound: with a hint when only a differently-cased table exists.
-        """
-        schema_name = self.fold(schema) if schema else self.default_schema(session)
-        table_name = self.fold(table)
-        found = self.find_table(session, schema_name, table_name)
-        if found is None:
-            near = self.find_table_any_case(session, schema_name, table_name)
-            hint = (
-                f'did you mean "{near}"? quote the name to keep its case'
-                if near
-                else "check the name and the connection"
-            )
-            raise TableNotFound(
-                f"table {schema_name}.{table_name} does not exist on connection '{conn_id}' ({self.name})",
-                hint,
-            )
-        resolved = ResolvedTable(conn_id=conn_id, schema=found[0], table=found[1])
-        return TableInfo(resolved, tuple(self.columns(session, found[0], found[1])))
-
-    def find_table(self, session: SqlSession, schema: str, table: str) -> tuple[str, str] | None:
-        raise NotImplementedError(f"{self.name}: introspection is not implemented")
-
-    def find_table_any_case(self, session: SqlSession, schema: str, table: str) -> str | None:
-        return None
-
-    def columns(self, session: SqlSession, schema: str, table: str) -> list[Column]:
-        raise NotImplementedError(f"{self.name}: introspection is not implemented")
-
-    def table_exists(self, session: SqlSession, schema: str, table: str) -> bool:
-        return self.find_table(session, schema, table) is not None
 
     # ------------------------------------------------------------------ helpers for subclasses
 
