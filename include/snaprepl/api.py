@@ -35,6 +35,7 @@ from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
+from snaprepl.submit.refresh import submit_refresh
 from snaprepl.submit.sync import Syncer, submit_sync
 
 
@@ -105,7 +106,7 @@ def repl_create_snapshot(
         schedule,
         catalog=_catalog(catalog),
         settings=_settings(settings),
-        refresher=refresher or snapshots.submit_refresh,
+        refresher=refresher or submit_refresh,
         use_existing=bool(use_existing),
     )
 
@@ -137,7 +138,7 @@ def repl_create_inc_snapshot(
         schedule,
         catalog=_catalog(catalog),
         settings=_settings(settings),
-        refresher=refresher or snapshots.submit_refresh,
+        refresher=refresher or submit_refresh,
         use_existing=bool(use_existing),
     )
 
@@ -156,7 +157,7 @@ def repl_refresh_inc_snapshot(
         incremental_only=True,
         catalog=_catalog(catalog),
         settings=_settings(settings),
-        refresher=refresher or snapshots.submit_refresh,
+        refresher=refresher or submit_refresh,
     )
 
 
@@ -174,7 +175,7 @@ def repl_refresh_noninc_snapshot(
         nonincremental=True,
         catalog=_catalog(catalog),
         settings=_settings(settings),
-        refresher=refresher or snapshots.submit_refresh,
+        refresher=refresher or submit_refresh,
     )
 
 

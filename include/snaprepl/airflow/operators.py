@@ -161,11 +161,8 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
     def _refresh(
         self, context: Context, catalog: Catalog, record: Any, mode: str, fallback: bool, settings: Settings
     ) -> dict[str, Any]:
-        from snaprepl.connections import get_connection
-        from snaprepl.ops.snapshots import catalog_connection_of, refresh_arguments
-        from snaprepl.refresh import job
         from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
-        from snaprepl.submit.submission import prepare
+        from snaprepl.submit.refresh import prepare_refresh
 
         request = RefreshRequest(
             snapshot=record.sn_name,
@@ -175,19 +172,7 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
             commit_rows=settings.refresh_commit_rows,
         )
         self.log.info("refreshing snapshot %s (%s, run %s)", record.sn_name, mode, request.run_id)
-        submission = prepare(
-            job="refresh_snapshot",
-            module_file=Path(job.__file__),
-            args=refresh_arguments(request, settings),
-            connections=[
-                catalog_connection_of(catalog, settings),
-                get_connection(record.sn_source_conn),
-                get_connection(record.sn_dest_conn),
-            ],
-            settings=settings,
-            run_id=request.run_id,
-            name=f"snaprepl-refresh-{request.run_id[:8]}",
-        )
+        submission = prepare_refresh(request, record, catalog, settings)
         result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
         self.log.info("%s", outcome)

@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
-from snaprepl.connections import get_connection
 from snaprepl.dag_names import dag_id_collision
 from snaprepl.db import Database
 from snaprepl.dialects import Column, Dialect, TableInfo
@@ -44,64 +42,10 @@ from snaprepl.queries import (
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
+from snaprepl.submit.refresh import submit_refresh
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
 Refresher = Callable[[RefreshRequest, Catalog, Settings], RefreshOutcome]
-
-
-def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings) -> RefreshOutcome:
-    """Run a refresh as the Airflow task does: spark-submit of ``spark_jobs/refresh_snapshot.py``."""
-    from snaprepl.refresh import job
-    from snaprepl.submit.submission import prepare, run_submission
-
-    snapshot = catalog.snapshot(request.snapshot)
-    if snapshot is None:
-        raise SnapreplError(f"there is no snapshot {request.snapshot}")
-    submission = prepare(
-        job="refresh_snapshot",
-        module_file=Path(job.__file__),
-        args=refresh_arguments(request, settings),
-        connections=[
-            catalog_connection_of(catalog, settings),
-            get_connection(snapshot.sn_source_conn),
-            get_connection(snapshot.sn_dest_conn),
-        ],
-        settings=settings,
-        run_id=request.run_id,
-        name=f"snaprepl-refresh-{request.run_id[:8]}",
-    )
-    try:
-        result = run_submission(submission)
-    finally:
-        submission.cleanup()
-    return RefreshOutcome.from_dict(result["outcome"])
-
-
-def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:
-    """The refresh job's command line: names and numbers only."""
-    args = [
-        "--snapshot",
-        request.snapshot,
-        "--mode",
-        request.mode,
-        "--tolerance-minutes",
-        str(request.tolerance_minutes),
-        "--commit-rows",
-        str(request.commit_rows),
-        "--max-partitions",
-        str(request.max_partitions),
-        "--catalog-conn",
-        settings.catalog_conn_id,
-        "--run-id",
-        request.run_id,
-    ]
-    return [*args, "--fallback-complete"] if request.fallback_complete else args
-
-
-def catalog_connection_of(catalog: Catalog, settings: Settings):
-    from snaprepl.catalog.store import catalog_connection
-
-    return catalog.connection if catalog.connection is not None else catalog_connection(settings)
 
 
 # ------------------------------------------------------------------ results

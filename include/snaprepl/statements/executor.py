@@ -17,6 +17,7 @@ from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots
 from snaprepl.settings import Settings
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script
+from snaprepl.submit.refresh import submit_refresh
 from snaprepl.submit.sync import Syncer
 
 
@@ -24,7 +25,7 @@ from snaprepl.submit.sync import Syncer
 class Context:
     catalog: Catalog
     settings: Settings
-    refresher: snapshots.Refresher = snapshots.submit_refresh
+    refresher: snapshots.Refresher = submit_refresh
     syncer: Syncer | None = None
 
 
@@ -158,7 +159,7 @@ def run_script(
     ctx = Context(
         catalog if catalog is not None else Catalog.open(settings),
         settings,
-        refresher or snapshots.submit_refresh,
+        refresher or submit_refresh,
         syncer,
     )
     results = []

@@ -7,6 +7,7 @@ variable of the spark-submit process, and deleted when the job ends.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import snaprepl
 from snaprepl import errors, timeouts
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError
@@ -25,8 +25,8 @@ from snaprepl.spark import lifeline, rundir
 from snaprepl.spark.entrypoint import RESULT_FILE_ENV
 from snaprepl.spark.session import SPARK_CONF
 
-PACKAGE_DIR = Path(snaprepl.__file__).resolve().parent
-_REPO_JOBS = PACKAGE_DIR.parents[1] / "spark_jobs"
+#: ``spark_jobs/`` of the project's directory (``include/snaprepl/submit/`` is three levels below it).
+_REPO_JOBS = Path(__file__).resolve().parents[3] / "spark_jobs"
 
 
 def job_application(name: str, module_file: Path) -> str:
@@ -67,10 +67,12 @@ def spark_binary() -> str:
 
 
 def spark_home() -> str:
-    """The Spark installation pyspark ships (spark-submit cannot always find it by itself)."""
-    import pyspark
-
-    return str(Path(pyspark.__file__).resolve().parent)
+    """The Spark installation pyspark ships (spark-submit cannot always find it by itself); found
+    without importing pyspark, which the submitting side never loads."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise SnapreplError("pyspark is not installed", "install snaprepl's requirements (pyspark is one)")
+    return str(Path(spec.origin).resolve().parent)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
 from snaprepl.settings import Settings
+from snaprepl.submit.refresh import catalog_connection_of
 
 #: Runs one sync job: (action, item, server or None, rows_per_commit, catalog, settings) -> outcomes.
 Syncer = Callable[[str, str, "str | None", int, Catalog, Settings], list[Outcome]]
@@ -31,8 +32,6 @@ def sync_arguments(
 
 def sync_connections(catalog: Catalog, settings: Settings, item: str, server: str | None) -> list[ConnectionInfo]:
     """The connections a sync job of ``item`` needs: the catalog, the publisher, the subscriber(s)."""
-    from snaprepl.ops.snapshots import catalog_connection_of
-
     publication = catalog.publication(item)
     if publication is None:
         raise ReplicationError(f"there is no publication {item}")

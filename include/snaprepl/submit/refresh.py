@@ -1,0 +1,65 @@
+"""Running refresh jobs: spark-submit of ``spark_jobs/refresh_snapshot.py``, one preparation for the
+CLI, the Python API and the Airflow operator alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from snaprepl.catalog.location import catalog_connection
+from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.store import Catalog
+from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.errors import SnapreplError
+from snaprepl.refresh import job
+from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+from snaprepl.settings import Settings
+from snaprepl.submit.submission import Submission, prepare, run_submission
+
+
+def catalog_connection_of(catalog: Catalog, settings: Settings) -> ConnectionInfo:
+    """The connection a job opens the catalog with: the catalog's own, else the configured one."""
+    return catalog.connection if catalog.connection is not None else catalog_connection(settings)
+
+
+def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:
+    """The refresh job's command line: names and numbers only."""
+    args = [
+        "--snapshot", request.snapshot, "--mode", request.mode,
+        "--tolerance-minutes", str(request.tolerance_minutes),
+        "--commit-rows", str(request.commit_rows),
+        "--max-partitions", str(request.max_partitions),
+        "--catalog-conn", settings.catalog_conn_id, "--run-id", request.run_id,
+    ]  # fmt: skip
+    return [*args, "--fallback-complete"] if request.fallback_complete else args
+
+
+def prepare_refresh(
+    request: RefreshRequest, snapshot: SnapshotRecord, catalog: Catalog, settings: Settings
+) -> Submission:
+    """The spark-submit of ``request`` on ``snapshot``, ready to run (its caller cleans it up)."""
+    return prepare(
+        job="refresh_snapshot",
+        module_file=Path(job.__file__),
+        args=refresh_arguments(request, settings),
+        connections=[
+            catalog_connection_of(catalog, settings),
+            get_connection(snapshot.sn_source_conn),
+            get_connection(snapshot.sn_dest_conn),
+        ],
+        settings=settings,
+        run_id=request.run_id,
+        name=f"snaprepl-refresh-{request.run_id[:8]}",
+    )
+
+
+def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings) -> RefreshOutcome:
+    """Run a refresh as the Airflow task does: spark-submit of ``spark_jobs/refresh_snapshot.py``."""
+    snapshot = catalog.snapshot(request.snapshot)
+    if snapshot is None:
+        raise SnapreplError(f"there is no snapshot {request.snapshot}")
+    submission = prepare_refresh(request, snapshot, catalog, settings)
+    try:
+        result = run_submission(submission)
+    finally:
+        submission.cleanup()
+    return RefreshOutcome.from_dict(result["outcome"])
