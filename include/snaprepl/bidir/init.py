@@ -1,0 +1,160 @@
+"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber by Spark, then
+merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import datetime
+from typing import Any
+
+from snaprepl.bidir.sides import Side
+from snaprepl.bidir.state import Outcome, PublicationState
+from snaprepl.catalog.store import SubscriptionRecord, utcnow
+from snaprepl.db import Database, Session
+from snaprepl.dialects import Column
+from snaprepl.dialects.types import GenericType, render
+from snaprepl.errors import ReplicationError
+from snaprepl.refresh import partitioning
+from snaprepl.refresh.lock import RunLock, check_leases
+
+CHUNK = "SNAPREPL_CHUNK"
+
+
+def init(
+    state: PublicationState, server: str, rows_per_commit: int, max_partitions: int = 8, *, atomic: bool = False
+) -> Outcome:
+    """REPL_INIT_SNAPSHOT of ``server``: stage the publisher's rows on the subscriber, then apply them
+    ``rows_per_commit`` at a time; ``atomic`` applies them all, and removes the rows the publisher
+    lacks, in one transaction (a backfill's reload: readers see the old replica or the new one)."""
+    started = time.monotonic()
+    if rows_per_commit < 1:
+        raise ReplicationError("rows_per_commit must be at least 1")
+    outcome = Outcome("init", server)
+    record = state.subscription(server)
+    sub = state.subscriber(server)
+    with RunLock(
+        state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
+    ):
+        bookmark = _bookmark(state, record, sub, server)
+        frame = _publisher_frame(state, rows_per_commit, max_partitions)
+        stage = sub.dialect.shorten(f"snaprepl_init_{uuid.uuid5(uuid.NAMESPACE_URL, state.item + server).hex[:10]}")
+        try:
+            chunks = _stage(sub, stage, frame, [c.name for c in state.publisher.columns], outcome)
+            staged = time.monotonic()
+            _merge(sub, stage, [c.name for c in state.publisher.columns], chunks, atomic)
+            commits = 1 if atomic else len(chunks) + 1
+            outcome.notes.append(
+                f"copied to a staging table in {staged - started:.1f} s, "
+                f"applied in {commits} commits in {time.monotonic() - staged:.1f} s"
+            )
+        finally:
+            with sub.db.session() as session:
+                session.execute(sub.dialect.drop_table_sql(sub.log.snl_schema, stage))
+        state.catalog.update_subscription(
+            server,
+            state.item,
+            ss_init_state="done",
+            ss_init_bm=None,
+            ss_last_push_ts=datetime.fromisoformat(bookmark["push_ts"]),
+            ss_last_pull_ts=datetime.fromisoformat(bookmark["pull_ts"]),
+            ss_last_push_at=utcnow(),
+        )
+    sub.db.dispose()
+    outcome.duration_s = time.monotonic() - started
+    return outcome
+
+
+def _bookmark(state: PublicationState, record: SubscriptionRecord, sub: Side, server: str) -> dict[str, str]:
+    """The push and pull watermarks of the load: an interrupted load's, or taken now, before the copy,
+    so nothing changed meanwhile is lost."""
+    if record.ss_init_state == "running" and record.ss_init_bm:
+        bookmark: dict[str, str] = json.loads(record.ss_init_bm)
+        return bookmark
+    with state.publisher.db.session() as session:
+        push_ts = state.publisher.dialect.now_utc(session)
+    with sub.db.session() as session:
+        pull_ts = sub.dialect.now_utc(session)
+    bookmark = {"push_ts": push_ts.isoformat(), "pull_ts": pull_ts.isoformat(), "run_id": state.run_id}
+    state.catalog.update_subscription(server, state.item, ss_init_state="running", ss_init_bm=json.dumps(bookmark))
+    return bookmark
+
+
+def _publisher_frame(state: PublicationState, rows_per_commit: int, max_partitions: int) -> Any:
+    """The publisher's rows as a DataFrame, with a CHUNK column numbering commits of ``rows_per_commit`` rows."""
+    from pyspark.sql import functions as F
+
+    publisher = state.publisher
+    names = [c.name for c in publisher.columns]
+    query = f"SELECT {', '.join(publisher.dialect.quote(n) for n in names)} FROM {publisher.table}"
+    key_columns = [c for c in publisher.columns if c.name in publisher.key]
+    with publisher.db.session() as session:
+        estimate = publisher.dialect.estimate_rows(session, publisher.log.snl_schema, publisher.log.snl_table)
+        plan = partitioning.plan(session, publisher.dialect, query, key_columns, estimate, max_partitions)
+    frame = publisher.io.read(state.spark, query, publisher.columns, plan)
+    # Chunks of rows_per_commit rows without a shuffle: the id's high bits are the partition.
+    row_id = F.monotonically_increasing_id()
+    chunk = F.shiftright(row_id, 33) * F.lit(10**9) + F.floor(
+        row_id.bitwiseAND(F.lit((1 << 33) - 1)) / F.lit(rows_per_commit)
+    )
+    return frame.withColumn(CHUNK, chunk.cast("long"))
+
+
+def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome) -> list[Any]:
+    """Write ``frame`` to the staging table ``stage`` on the subscriber; return its chunk numbers."""
+    sd = sub.dialect
+    schema = sub.log.snl_schema
+    stage_sql = sd.qualified(schema, stage)
+    sub_by_name = {c.name: c for c in sub.columns}
+    stage_columns = [Column(n, sub_by_name[n].type_sql) for n in names]
+    stage_columns.append(Column(CHUNK, render(GenericType("bigint"), sd.name)))
+    with sub.db.session() as session:
+        session.execute(sd.drop_table_sql(schema, stage))
+        session.execute(sd.create_table_sql(schema, stage, stage_columns, []))
+    sub.io.write(frame, schema, stage, stage_columns)
+    with sub.db.session() as session:
+        # The chunk index drives the commits; the key index the final anti-join (MariaDB
+        # would otherwise scan the staging table once per replica row).
+        session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_chunk"), [CHUNK]))
+        session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_key"), sub.key))
+        sd.analyze(session, schema, stage)
+        chunks = [row[0] for row in session.query(f"SELECT DISTINCT {sd.quote(CHUNK)} FROM {stage_sql} ORDER BY 1")]
+        outcome.rows = int(session.query(f"SELECT COUNT(*) FROM {stage_sql}")[0][0])
+    return chunks
+
+
+def _merge(sub: Side, stage: str, names: list[str], chunks: list[Any], atomic: bool) -> None:
+    """Merge the staged rows into the replica, one commit per chunk (or one in all when ``atomic``),
+    then delete the replica's rows the staging table lacks."""
+    sd = sub.dialect
+    stage_sql = sd.qualified(sub.log.snl_schema, stage)
+    merge = sd.replicated_merge_sql(sub.table, stage_sql, names, sub.key, sub.rlog, sub.log.objects.key_columns)
+    with _transactions(sub.db, atomic) as transaction:
+        for number in chunks:  # one commit per chunk of about rows_per_commit rows
+            with transaction() as session:
+                for statement in merge:
+                    session.execute(statement, {"chunk": number})
+                check_leases()  # a run taken over (thought dead) commits nothing more
+        # Rows an interrupted earlier load left that the publisher no longer has.
+        match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
+        no_pending = sd._no_pending(
+            sub.rlog, sub.log.objects.key_columns, [f"{sub.table}.{sd.quote(k)}" for k in sub.key]
+        )
+        extra = f"NOT EXISTS (SELECT 1 FROM {stage_sql} s WHERE {match}) AND {no_pending}"
+        with transaction() as session:
+            for statement in sd.replicated_delete_sql(sub.table, extra):
+                session.execute(statement)
+
+
+@contextmanager
+def _transactions(db: Database, atomic: bool) -> Iterator[Callable[[], AbstractContextManager[Session]]]:
+    """A factory of transactions on ``db``: each call a transaction of its own, or, when ``atomic``,
+    the one transaction this block holds (committed when the block ends)."""
+    if not atomic:
+        yield db.session
+        return
+    with db.session() as whole:
+        yield lambda: nullcontext(whole)

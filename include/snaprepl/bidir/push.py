@@ -1,0 +1,90 @@
+"""Push to a subscriber: the publisher's logged changes, except the subscriber's own, applied to its
+replica (see :mod:`snaprepl.bidir.sync`)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from snaprepl.bidir.judge import ROWGUID
+from snaprepl.bidir.rows import current_rows, delete_row, norm_key, pending_keys, write_row
+from snaprepl.bidir.sides import GUID, SNAPTIME, Side, batches, key_of, read_changes, row_of
+from snaprepl.bidir.state import Outcome, PublicationState
+from snaprepl.catalog.store import utcnow
+from snaprepl.dialects.base import BIDIR
+from snaprepl.errors import ReplicationError
+from snaprepl.refresh.lock import RunLock, check_leases
+
+
+def push(state: PublicationState, server: str) -> Outcome:
+    """Push the publisher's changes to ``server``."""
+    started = time.monotonic()
+    outcome = Outcome("push", server)
+    record = state.subscription(server)
+    if record.ss_init_state != "done":
+        raise ReplicationError(
+            f"server {server} has not loaded {state.item} yet",
+            f"run REPL_INIT_SNAPSHOT('{server}', '{state.item}', 2) first",
+        )
+    sub = state.subscriber(server)
+    publisher = state.publisher
+    d = publisher.dialect
+    with RunLock(
+        state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
+    ):
+        start = record.ss_last_push_ts - state.tolerance if record.ss_last_push_ts else None
+        where = f"l.{d.quote(BIDIR.sync_id)} = '' AND l.{d.quote(BIDIR.origin)} <> {d.literal(server)}"
+        if start is not None:
+            where += f" AND l.{d.quote(d.log_columns.snaptime)} >= {d.timestamp_literal(start)}"
+        entries = read_changes(state.spark, publisher, where)
+        outcome.changes = len(entries)
+        done = state.catalog.urplog_contains(state.item, publisher.name, server, [e[GUID] for e in entries])
+        waiting: list[datetime] = []
+        for batch in batches(entries, state.commit_rows):
+            todo = [e for e in batch if e[GUID] not in done]
+            applied = _apply_batch(publisher, sub, todo, waiting) if todo else []
+            outcome.applied += len(applied)
+            watermark = min(waiting) if waiting else max(e[SNAPTIME] for e in batch)
+            state.catalog.record_replayed(
+                state.item,
+                publisher.name,
+                server,
+                [(e[GUID], e[SNAPTIME]) for e in applied],
+                subscription=(server, {"ss_last_push_ts": watermark, "ss_last_push_at": utcnow()}),
+            )
+        outcome.skipped = len(waiting)
+        if not entries:
+            state.catalog.update_subscription(server, state.item, ss_last_push_at=utcnow())
+    sub.db.dispose()
+    outcome.duration_s = time.monotonic() - started
+    return outcome
+
+
+def _apply_batch(
+    publisher: Side, sub: Side, todo: list[dict[str, Any]], waiting: list[datetime]
+) -> list[dict[str, Any]]:
+    """Apply ``todo`` to the subscriber in one transaction; return the entries applied. Keys with a
+    local change not yet pulled wait (their SNAPTIME goes to ``waiting``)."""
+    applied = []
+    keys = [key_of(e, publisher) for e in todo]
+    with sub.db.session() as session:
+        current = current_rows(session, sub, keys)
+        pending = pending_keys(session, sub, keys)
+        for entry, key in zip(todo, keys, strict=True):
+            norm = norm_key(key)
+            if norm in pending:
+                waiting.append(entry[SNAPTIME])
+                continue
+            row = row_of(entry, publisher)
+            theirs = current.get(norm)
+            if row is not None:
+                if theirs is None or theirs.get(ROWGUID) != row[ROWGUID]:
+                    write_row(session, sub, row, exists=theirs is not None)
+                current[norm] = row
+            elif theirs is not None:
+                delete_row(session, sub, key)
+                current[norm] = None
+            applied.append(entry)
+        check_leases()  # a run taken over (thought dead) commits nothing more
+    return applied
