@@ -1,168 +1,50 @@
-"""Shared fixtures: real PostgreSQL, MariaDB and SQLite databases, and a real Airflow home.
+"""What every test needs: the environment set before Airflow or Spark is imported, and one session directory.
 
-Every session gets uniquely named databases (dropped at the end) and its own AIRFLOW_HOME whose
-SQLite metadata database is created by ``airflow db migrate``, which also creates the snaprepl
-catalog through the external DB manager. PostgreSQL and MariaDB must be reachable: a missing
-service fails the session with instructions, it never skips tests.
+Airflow reads its configuration when first imported, so AIRFLOW_HOME (in this session's own temporary
+directory, removed when the session ends) and the rest of its configuration are set here, before any
+test module imports it. The database, Airflow and Spark fixtures live in tests/integration/conftest.py:
+the unit tests need no service.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-# Airflow reads its configuration when first imported: set it up before anything imports it.
+import pytest
+
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="snaprepl-tests-"))
-_AIRFLOW_HOME = _SESSION_DIR / "airflow"
-_AIRFLOW_HOME.mkdir()
+AIRFLOW_HOME = _SESSION_DIR / "airflow"
+AIRFLOW_HOME.mkdir()
 REPO = Path(__file__).resolve().parents[1]
 os.environ.update(
     {
-        "AIRFLOW_HOME": str(_AIRFLOW_HOME),
+        "AIRFLOW_HOME": str(AIRFLOW_HOME),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_AIRFLOW_HOME / 'airflow.db'}",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{AIRFLOW_HOME / 'airflow.db'}",
         "AIRFLOW__DATABASE__EXTERNAL_DB_MANAGERS": "snaprepl.catalog.db_manager.SnapreplDBManager",
         "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        # Spark's testing mode (its testing guide), inherited by spark-submit children too.
+        "SPARK_TESTING": "1",
     }
 )
 os.environ.pop("AIRFLOW_CONN_SNAPREPL_CATALOG", None)
 
-import pytest  # noqa: E402
-
-from tests.support.databases import (  # noqa: E402
-    MYSQL_ADMIN,
-    PG_ADMIN,
-    RealDatabase,
-    mysql_admin_connect,
-    pg_admin_connect,
-    require_services,
-)
-
+# Names of this session's databases and files, unique so concurrent sessions never share one.
 SESSION_TAG = uuid.uuid4().hex[:8]
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    problem = require_services()
-    if problem:
-        pytest.exit(f"snaprepl tests need real databases: {problem}", returncode=3)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Removes the session directory, whatever the outcome of the tests."""
+    shutil.rmtree(_SESSION_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def session_dir() -> Path:
     return _SESSION_DIR
-
-
-@pytest.fixture(scope="session")
-def airflow_home() -> Path:
-    """An Airflow home whose metadata database (with the snaprepl catalog) was made by `airflow db migrate`."""
-    result = subprocess.run(
-        [sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True, env=os.environ.copy()
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return _AIRFLOW_HOME
-
-
-@pytest.fixture(scope="session")
-def catalog(airflow_home: Path) -> Iterator[object]:
-    from snaprepl.catalog.store import Catalog, reset_open_catalog
-    from snaprepl.settings import Settings
-
-    reset_open_catalog()
-    opened = Catalog.open(Settings.load())
-    opened.ensure_ready()
-    yield opened
-    reset_open_catalog()
-
-
-@pytest.fixture(scope="session")
-def settings() -> object:
-    from snaprepl.settings import Settings
-
-    return Settings.load()
-
-
-@pytest.fixture(scope="session")
-def pg_db() -> Iterator[RealDatabase]:
-    name = f"snaprepl_test_{SESSION_TAG}"
-    with pg_admin_connect() as conn:
-        conn.cursor().execute(f'CREATE DATABASE "{name}"')
-    conn_id = "test_pg"
-    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = (
-        f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{name}"
-    )
-    yield RealDatabase("postgres", conn_id, name)
-    from snaprepl.db import forget_databases
-
-    forget_databases()
-    with pg_admin_connect() as conn:
-        conn.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(scope="session")
-def mysql_db() -> Iterator[RealDatabase]:
-    name = f"snaprepl_test_{SESSION_TAG}"
-    with mysql_admin_connect() as conn:
-        conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
-    conn_id = "test_my"
-    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = (
-        f"mysql://{MYSQL_ADMIN['user']}@{MYSQL_ADMIN['host']}:{MYSQL_ADMIN['port']}/{name}"
-    )
-    yield RealDatabase("mysql", conn_id, name)
-    from snaprepl.db import forget_databases
-
-    forget_databases()
-    with mysql_admin_connect() as conn:
-        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
-
-
-@pytest.fixture(scope="session")
-def sqlite_db(session_dir: Path) -> RealDatabase:
-    path = session_dir / "source.db"
-    conn_id = "test_lite"
-    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = f"sqlite:///{path}"
-    return RealDatabase("sqlite", conn_id, str(path))
-
-
-@pytest.fixture(params=["postgres", "mysql", "sqlite"])
-def real_db(request: pytest.FixtureRequest) -> RealDatabase:
-    """Each real dialect in turn."""
-    return request.getfixturevalue({"postgres": "pg_db", "mysql": "mysql_db", "sqlite": "sqlite_db"}[request.param])
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """One SparkSession (local mode, the JDBC jars on its class path) for every Spark test."""
-    from snaprepl.jars import jdbc_jars
-    from snaprepl.spark.session import build_session
-
-    # Python workers (Arrow batches to COPY) run this interpreter, whatever started pytest.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    jars = [str(j) for j in jdbc_jars()]
-    session = build_session(
-        "snaprepl-tests",
-        "local[2]",
-        {"spark.jars": ",".join(jars), "spark.driver.extraClassPath": ":".join(jars), "spark.ui.enabled": "false"},
-    )
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="session")
-def refresher(spark: object) -> object:
-    """Runs refreshes in this process's SparkSession: the job's own run(), without spark-submit."""
-    from snaprepl.refresh.runner import run_refresh
-
-    return lambda request, catalog, settings: run_refresh(spark, request, catalog=catalog)
-
-
-@pytest.fixture
-def unique_name() -> str:
-    return f"t_{uuid.uuid4().hex[:10]}"
