@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the whole test suite: setup (idempotent), real PostgreSQL and MariaDB, ruff, pytest.
+# Run the whole test suite: setup (idempotent), real PostgreSQL and MariaDB, ruff, mypy, import contracts, pytest.
 # Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -x
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,12 @@ ensure_services
 echo "== ruff"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check . >/dev/null || { echo "ruff format would change files: run ruff format ."; exit 1; }
+
+echo "== mypy (strict, the files of [tool.mypy] in pyproject.toml)"
+"$VENV/bin/mypy"
+
+echo "== import contracts ([tool.importlinter] in pyproject.toml)"
+"$VENV/bin/lint-imports" --no-cache
 
 echo "== pytest"
 exec "$VENV/bin/python" -m pytest "$@"
