@@ -146,7 +146,7 @@ class Database:
 
     def describe_target(self) -> str:
         """Where this database is, for messages (never with credentials)."""
-        if self.dialect.name == "sqlite" and self.conn.conn_type != "jdbc":
+        if self.dialect.file_database and self.conn.conn_type != "jdbc":
             where = self.conn.database_path
         elif self.conn.conn_type == "jdbc":
             where = str(self.conn.host).split("?")[0]

@@ -17,7 +17,7 @@ def conn(conn_type: str, **fields: Any) -> ConnectionInfo:
 
 
 def test_postgres_tls_extras_reach_libpq_jdbc_and_copy(tmp_path) -> None:
-    from snaprepl.spark.io import _psycopg2_kwargs
+    from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 
     key = tmp_path / "client.pk8"
     key.write_bytes(b"\x30\x82binary")
@@ -29,7 +29,7 @@ def test_postgres_tls_extras_reach_libpq_jdbc_and_copy(tmp_path) -> None:
     assert {k: props[k] for k in ("ssl", "sslmode", "sslrootcert", "sslcert", "sslkey")} == {"ssl": "true", **extra}
     assert "cursor" not in props and "qualifier" not in props and "client_encoding" not in props
     assert info.jdbc_url() == "jdbc:postgresql://db.example.com:5432/app"
-    kwargs = _psycopg2_kwargs(info)
+    kwargs = psycopg2_kwargs(info.dialect, info)
     assert kwargs["sslmode"] == "verify-full" and kwargs["sslrootcert"] == "/ca.pem" and kwargs["host"] == url.host
 
 

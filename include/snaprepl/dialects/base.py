@@ -25,6 +25,7 @@ from snaprepl.dialects.model import (
     DELETE_MARK,
     LOG_COLUMNS,
     BidirColumns,
+    BulkConnection,
     Column,
     ConnectionFields,
     DdlStep,
@@ -38,7 +39,11 @@ from snaprepl.errors import InvalidName, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sqlglot import exp
+
+    BulkWriter = Callable[[Any, str, str, Sequence[Column]], int]
 
 #: The values importers have always taken from here; they live in :mod:`snaprepl.dialects.model`.
 __all__ = [
@@ -46,6 +51,7 @@ __all__ = [
     "DELETE_MARK",
     "LOG_COLUMNS",
     "BidirColumns",
+    "BulkConnection",
     "Column",
     "ConnectionFields",
     "DdlStep",
@@ -327,6 +333,19 @@ class Dialect(Introspection, BidirLogs, RowReplacement, LockWaits, ABC):
 
     #: Whether staging tables are loaded without a key and keyed afterwards.
     key_after_load: ClassVar[bool] = True
+    #: Whether dates, times and booleans cross to and from Spark as ISO text and integers (SQLite keeps
+    #: them so).
+    spark_text_temporals: ClassVar[bool] = False
+    #: Whether Spark writes through a single connection (SQLite serializes writers anyway).
+    spark_single_writer: ClassVar[bool] = False
+    #: Whether a (non-JDBC) connection names a database file rather than a server.
+    file_database: ClassVar[bool] = False
+
+    def bulk_writer(self, conn: BulkConnection) -> BulkWriter | None:
+        """A faster way than Spark's JDBC writer to append a large DataFrame to a table of ``conn``, if
+        the dialect has one: called as ``writer(frame, schema, table, columns)``, it returns the rows
+        written."""
+        return None
 
     def upsert_staged_sql(
         self,

@@ -6,24 +6,49 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from snaprepl.names import ResolvedTable
 
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
+
 
 class ConnectionFields(Protocol):
-    """The connection fields a dialect reads (see :class:`snaprepl.connections.ConnectionInfo`)."""
+    """The connection fields a dialect reads, read-only (see :class:`snaprepl.connections.ConnectionInfo`)."""
 
-    conn_id: str
-    extra: Mapping[str, Any]
-    host: str | None
-    port: int | None
-    login: str | None
-    password: str | None
-    schema: str | None
+    @property
+    def conn_id(self) -> str: ...
+
+    @property
+    def extra(self) -> Mapping[str, Any]: ...
+
+    @property
+    def host(self) -> str | None: ...
+
+    @property
+    def port(self) -> int | None: ...
+
+    @property
+    def login(self) -> str | None: ...
+
+    @property
+    def password(self) -> str | None: ...
+
+    @property
+    def schema(self) -> str | None: ...
 
     @property
     def database_path(self) -> str: ...
+
+
+class BulkConnection(ConnectionFields, Protocol):
+    """The connection a bulk load reads (see :meth:`snaprepl.dialects.base.Dialect.bulk_writer`)."""
+
+    @property
+    def conn_type(self) -> str: ...
+
+    def sqlalchemy_url(self) -> URL: ...
 
 
 class SqlSession(Protocol):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
+    BulkConnection,
     Column,
     ConnectionFields,
     DdlStep,
@@ -18,6 +19,7 @@ from snaprepl.dialects.base import (
 )
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
+from snaprepl.dialects.postgres_copy import PostgresCopy
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
@@ -35,6 +37,10 @@ class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, Dialect):
     rowguid_type = "varchar(255)"
     sqlalchemy_driver = "postgresql+psycopg2"
     read_only_begin = ("SET TRANSACTION READ ONLY",)
+
+    def bulk_writer(self, conn: BulkConnection) -> PostgresCopy | None:
+        """``COPY`` through psycopg2, except on a JDBC-only connection."""
+        return PostgresCopy(self, conn) if conn.conn_type != "jdbc" else None
 
     def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
         return [f"SET lock_timeout = '{int(lock_seconds)}s'", f"SET statement_timeout = '{int(statement_seconds)}s'"]

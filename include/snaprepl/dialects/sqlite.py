@@ -48,6 +48,9 @@ class SqliteDialect(SqliteRowReplacement, Dialect):
     # No read-only transactions: the connection refuses writes while they run, and functions are checked.
     read_only_begin = ("PRAGMA query_only = ON",)
     read_only_end = ("PRAGMA query_only = OFF",)
+    spark_text_temporals = True
+    spark_single_writer = True
+    file_database = True
     read_only_session = "PRAGMA query_only = ON"
 
     def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:

@@ -1,15 +1,15 @@
-"""Spark reads and writes through JDBC, one object per connection; dialect quirks stay in here.
+"""Spark reads and writes through JDBC, one object per connection; dialect quirks are the dialects' flags.
 
 Reads always give Spark the column types (``customSchema``), so a value's meaning never depends on
 what a JDBC driver reports: SQLite reports nothing useful, and PostgreSQL's unbounded numeric would
 otherwise be cut to 18 decimals. Writes conform the DataFrame to the destination's column types and
-then load it: PostgreSQL through ``COPY`` fed with Arrow batches (about three times faster than
-batched INSERTs here), MariaDB and SQLite through Spark's JDBC writer.
+then load it: through the dialect's bulk writer where it has one (PostgreSQL's ``COPY`` fed with Arrow
+batches, :mod:`snaprepl.dialects.postgres_copy`), otherwise through Spark's JDBC writer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,8 +68,8 @@ class SparkJdbc:
 
     @property
     def _text_temporals(self) -> bool:
-        """SQLite keeps dates and times as ISO text."""
-        return self.dialect.name == "sqlite"
+        """Dates, times and booleans cross as ISO text and integers (SQLite keeps them so)."""
+        return self.dialect.spark_text_temporals
 
     def read_type(self, column: Column) -> str:
         generic = to_generic(column.type_sql, self.dialect.name)
@@ -158,14 +158,15 @@ class SparkJdbc:
     def write(self, frame: Any, schema: str, table: str, columns: Sequence[Column], *, bulk: bool = True) -> int | None:
         """Append ``frame`` to ``schema.table`` (which exists); return the rows written, if known.
 
-        :param bulk: a large load (PostgreSQL then uses COPY, whose Python workers cost a second or two
-            to start, repaid from about a hundred thousand rows).
+        :param bulk: a large load, written by the dialect's bulk writer if it has one (PostgreSQL's COPY,
+            whose Python workers cost a second or two to start, repaid from about a hundred thousand rows).
         """
         conformed = self.conform(frame, columns)
-        if bulk and self.dialect.name == "postgres" and self.conn.conn_type != "jdbc":
-            return self._copy(conformed, schema, table, columns)
-        if self.dialect.name == "sqlite":
-            conformed = conformed.coalesce(1)  # one writer: SQLite serializes them anyway
+        bulk_writer = self.dialect.bulk_writer(self.conn) if bulk else None
+        if bulk_writer is not None:
+            return bulk_writer(conformed, schema, table, columns)
+        if self.dialect.spark_single_writer:
+            conformed = conformed.coalesce(1)
         options = {**self._options(), "batchsize": str(self.batch_size)}
         (
             conformed.write.format("jdbc")
@@ -175,62 +176,3 @@ class SparkJdbc:
             .save()
         )
         return None
-
-    def _copy(self, frame: Any, schema: str, table: str, columns: Sequence[Column]) -> int:
-        from pyspark.sql import functions as F
-
-        # CSV has no binary values: PostgreSQL reads bytea from its hex text form.
-        prepared = frame.select(
-            *[
-                F.concat(F.lit("\\x"), F.lower(F.hex(F.col(_quoted(c.name))))).alias(c.name)
-                if to_generic(c.type_sql, "postgres").name in {"varbinary", "varbinary(n)", "long varbinary"}
-                else F.col(_quoted(c.name))
-                for c in columns
-            ]
-        )
-        target = self.dialect.qualified(schema, table)
-        column_list = ", ".join(self.dialect.quote(c.name) for c in columns)
-        writer = copy_writer(_psycopg2_kwargs(self.conn), f"COPY {target} ({column_list}) FROM STDIN (FORMAT csv)")
-        total = prepared.mapInArrow(writer, "rows BIGINT").agg(F.sum("rows")).collect()[0][0]
-        return int(total or 0)
-
-
-def _psycopg2_kwargs(conn: ConnectionInfo) -> dict[str, Any]:
-    url = conn.sqlalchemy_url()  # validated host, and the connection's TLS options
-    return {
-        "host": url.host,
-        "port": url.port or 5432,
-        "dbname": url.database,
-        "user": url.username,
-        "password": url.password,
-        **conn.dialect.driver_options(conn).psycopg2,
-    }
-
-
-def copy_writer(connect_kwargs: dict[str, Any], copy_sql: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """A ``mapInArrow`` function that COPYs each partition's Arrow batches in one transaction."""
-
-    def write(batches: Iterator[Any]) -> Iterator[Any]:
-        import io
-
-        import psycopg2
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-
-        options = pacsv.WriteOptions(include_header=False)
-        rows = 0
-        connection = psycopg2.connect(**connect_kwargs)
-        try:
-            with connection.cursor() as cursor:
-                for batch in batches:
-                    buffer = io.BytesIO()
-                    pacsv.write_csv(batch, buffer, write_options=options)
-                    buffer.seek(0)
-                    cursor.copy_expert(copy_sql, buffer)
-                    rows += batch.num_rows
-            connection.commit()
-        finally:
-            connection.close()
-        yield pa.RecordBatch.from_pydict({"rows": [rows]})
-
-    return write
