@@ -8,30 +8,32 @@ of failing; a backfill refreshes completely once (see :mod:`snaprepl.catalog.bac
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Context
+from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowSkipException
 
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
-
-if TYPE_CHECKING:
-    from airflow.sdk import Context
-
-    from snaprepl.catalog.store import Catalog
-    from snaprepl.settings import Settings
-    from snaprepl.submit.submission import Submission
+from snaprepl.bidir.notify import notify_conflicts
+from snaprepl.catalog import backfills
+from snaprepl.catalog.store import Catalog, utcnow
+from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
+from snaprepl.refresh.lock import LEASE, holder_is_dead, snapshot_lock_name
+from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+from snaprepl.settings import Settings
+from snaprepl.submit.refresh import prepare_refresh
+from snaprepl.submit.submission import Submission, error_from_result, spark_binary
+from snaprepl.submit.sync import prepare_sync, rows_per_commit_of
 
 __all__ = ["MODES", "NONINCREMENTAL", "ReplicationSyncOperator", "SnapshotRefreshOperator", "resolve_mode"]
 
 
 def lease_busy(catalog: Catalog, name: str) -> str | None:
     """Who holds lease ``name``, if a live run does (a dead holder's lease is taken over by the job)."""
-    from snaprepl.catalog.store import utcnow
-    from snaprepl.refresh.lock import LEASE, holder_is_dead
-
     current = catalog.lock_holder(name)
     if current is None:
         return None
@@ -46,8 +48,6 @@ class SnapreplSparkOperator(SparkSubmitOperator):
     file, environment) is prepared in ``execute``, and whose job reports its outcome in a result file."""
 
     def _reschedule(self, settings: Settings, why: str) -> None:
-        from airflow.sdk.exceptions import AirflowRescheduleException
-
         self.log.info("%s: trying again in %d s", why, settings.busy_wait_seconds)
         raise AirflowRescheduleException(datetime.now(UTC) + timedelta(seconds=settings.busy_wait_seconds))
 
@@ -58,11 +58,6 @@ class SnapreplSparkOperator(SparkSubmitOperator):
             self._reschedule(settings, f"{what} is busy with {holder}")
 
     def _run_submission(self, context: Context, submission: Submission, settings: Settings) -> dict[str, Any]:
-        from airflow.sdk.exceptions import AirflowFailException
-
-        from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
-        from snaprepl.submit.submission import error_from_result, spark_binary
-
         self.application = submission.application
         self.application_args = submission.application_args
         self.conf = submission.conf
@@ -126,14 +121,6 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         self.mode = mode
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from airflow.sdk.exceptions import AirflowFailException
-
-        from snaprepl.catalog import backfills
-        from snaprepl.catalog.store import Catalog
-        from snaprepl.errors import SnapshotNotFound
-        from snaprepl.refresh.lock import snapshot_lock_name
-        from snaprepl.settings import Settings
-
         settings = Settings.load()
         mode, fallback = resolve_mode(self.mode, context)
         catalog = Catalog.open(settings)
@@ -161,9 +148,6 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
     def _refresh(
         self, context: Context, catalog: Catalog, record: Any, mode: str, fallback: bool, settings: Settings
     ) -> dict[str, Any]:
-        from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
-        from snaprepl.submit.refresh import prepare_refresh
-
         request = RefreshRequest(
             snapshot=record.sn_name,
             mode=mode,
@@ -206,12 +190,6 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         self.server = server
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
-        from airflow.sdk.exceptions import AirflowSkipException
-
-        from snaprepl.catalog import backfills
-        from snaprepl.catalog.store import Catalog
-        from snaprepl.settings import Settings
-
         if not runs_step(self.action, context):
             raise AirflowSkipException(f"this run's direction is {context['params'].get('direction')!r}")
         settings = Settings.load()
@@ -232,27 +210,17 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         return outcomes
 
     def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
-        import uuid
-
-        from snaprepl.bidir import job
-        from snaprepl.bidir.notify import notify_conflicts
-        from snaprepl.submit.submission import prepare
-        from snaprepl.submit.sync import sync_arguments, sync_connections
-
-        publication = catalog.publication(self.item)
-        rows_per_commit = (publication.sp_rows_per_commit if publication else None) or 100
         run_id = uuid.uuid4().hex
         self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
-        submission = prepare(
-            job="sync_publication",
-            module_file=Path(job.__file__),
-            # A backfill's reload replaces the replica in one transaction: readers see old or new rows.
-            args=[*sync_arguments(step, self.item, self.server, rows_per_commit, settings, run_id)]
-            + (["--atomic"] if step == "init" else []),
-            connections=sync_connections(catalog, settings, self.item, self.server),
-            settings=settings,
+        submission = prepare_sync(
+            step,
+            self.item,
+            self.server,
+            rows_per_commit_of(catalog, self.item),
+            catalog,
+            settings,
             run_id=run_id,
-            name=f"snaprepl-{step}-{run_id[:8]}",
+            atomic=step == "init",  # a backfill's reload: readers see the old rows or the new ones
         )
         outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:

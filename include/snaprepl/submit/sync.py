@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from snaprepl.bidir import job
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sync import Outcome
 from snaprepl.catalog.store import Catalog
@@ -13,21 +14,40 @@ from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
 from snaprepl.settings import Settings
 from snaprepl.submit.refresh import catalog_connection_of
+from snaprepl.submit.submission import Submission, prepare, run_submission
 
 #: Runs one sync job: (action, item, server or None, rows_per_commit, catalog, settings) -> outcomes.
 Syncer = Callable[[str, str, "str | None", int, Catalog, Settings], list[Outcome]]
 
+#: Rows per commit of a scheduled sync step when the publication sets none (its SP_ROWS_PER_COMMIT).
+DEFAULT_ROWS_PER_COMMIT = 100
+
+
+def rows_per_commit_of(catalog: Catalog, item: str) -> int:
+    """The rows per commit of publication ``item``'s scheduled sync steps."""
+    publication = catalog.publication(item)
+    return (publication.sp_rows_per_commit if publication else None) or DEFAULT_ROWS_PER_COMMIT
+
 
 def sync_arguments(
-    action: str, item: str, server: str | None, rows_per_commit: int, settings: Settings, run_id: str
+    action: str,
+    item: str,
+    server: str | None,
+    rows_per_commit: int,
+    settings: Settings,
+    run_id: str,
+    *,
+    atomic: bool = False,
 ) -> list[str]:
+    """The sync job's command line: names and numbers only."""
     args = [
         "--item", item, "--action", action, "--rows-per-commit", str(rows_per_commit),
         "--tolerance-minutes", str(settings.snp_repl_tolerance_offset),
         "--commit-rows", str(settings.refresh_commit_rows),
         "--catalog-conn", settings.catalog_conn_id, "--run-id", run_id,
     ]  # fmt: skip
-    return [*args, "--server", server] if server else args
+    args = [*args, "--server", server] if server else args
+    return [*args, "--atomic"] if atomic else args
 
 
 def sync_connections(catalog: Catalog, settings: Settings, item: str, server: str | None) -> list[ConnectionInfo]:
@@ -43,22 +63,35 @@ def sync_connections(catalog: Catalog, settings: Settings, item: str, server: st
     return [catalog_connection_of(catalog, settings), *(get_connection(c) for c in dict.fromkeys(conn_ids))]
 
 
-def submit_sync(
-    action: str, item: str, server: str | None, rows_per_commit: int, catalog: Catalog, settings: Settings
-) -> list[Outcome]:
-    from snaprepl.bidir import job
-    from snaprepl.submit.submission import prepare, run_submission
-
-    run_id = uuid.uuid4().hex
-    submission = prepare(
+def prepare_sync(
+    action: str,
+    item: str,
+    server: str | None,
+    rows_per_commit: int,
+    catalog: Catalog,
+    settings: Settings,
+    *,
+    run_id: str,
+    atomic: bool = False,
+) -> Submission:
+    """The spark-submit of one sync job, ready to run (its caller cleans it up). ``atomic``: an init
+    replaces the replica in one transaction (readers see the old rows or the new ones)."""
+    return prepare(
         job="sync_publication",
         module_file=Path(job.__file__),
-        args=sync_arguments(action, item, server, rows_per_commit, settings, run_id),
+        args=sync_arguments(action, item, server, rows_per_commit, settings, run_id, atomic=atomic),
         connections=sync_connections(catalog, settings, item, server),
         settings=settings,
         run_id=run_id,
         name=f"snaprepl-sync-{action}-{run_id[:8]}",
     )
+
+
+def submit_sync(
+    action: str, item: str, server: str | None, rows_per_commit: int, catalog: Catalog, settings: Settings
+) -> list[Outcome]:
+    """Run one sync job as the Airflow task does: spark-submit of ``spark_jobs/sync_publication.py``."""
+    submission = prepare_sync(action, item, server, rows_per_commit, catalog, settings, run_id=uuid.uuid4().hex)
     try:
         result = run_submission(submission)
     finally:
