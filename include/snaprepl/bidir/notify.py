@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import Any
-
-from airflow.sdk import BaseNotifier
+from typing import TYPE_CHECKING, Any
 
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument
 from snaprepl.settings import Settings
+
+if TYPE_CHECKING:
+    from airflow.sdk import BaseNotifier
 
 log = logging.getLogger("snaprepl.conflicts")
 
@@ -31,18 +32,27 @@ def describe(conflict: dict[str, Any]) -> str:
     )
 
 
-class LogConflictNotifier(BaseNotifier):
-    """Logs every conflict as a warning."""
+def _log_notifier() -> BaseNotifier:
+    """A notifier that logs every conflict as a warning (Airflow loads only when one is built)."""
+    from airflow.sdk import BaseNotifier
 
-    def notify(self, context: Any) -> None:
-        for conflict in context.get("conflicts", []):
-            log.warning("%s", describe(conflict))
+    class LogConflictNotifier(BaseNotifier):
+        """Logs every conflict as a warning."""
+
+        def notify(self, context: Any) -> None:
+            for conflict in context.get("conflicts", []):
+                log.warning("%s", describe(conflict))
+
+    return LogConflictNotifier()
 
 
 def build_notifier(settings: Settings) -> BaseNotifier:
+    """The notifier ``[snaprepl] conflict_notifier`` names."""
+    from airflow.sdk import BaseNotifier
+
     choice = settings.conflict_notifier.strip()
     if choice == "log":
-        return LogConflictNotifier()
+        return _log_notifier()
     if choice == "email":
         from airflow.providers.smtp.notifications.smtp import SmtpNotifier
 
