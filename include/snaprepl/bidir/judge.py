@@ -81,26 +81,10 @@ def judge(
     if op in {"I", "U"} and change.row is None:
         # Deleted at the subscriber after the pull marked the entry: the change that reaches us is a delete.
         op = "D"
-    mine = current.get(ROWGUID) if current is not None else None
-    if op in {"I", "U"}:
-        incoming = change.row or {}
-        if mine is not None and mine == incoming.get(ROWGUID):
-            return Verdict("noop")
-        if current is None:
-            if op == "I":
-                return Verdict("write", row=dict(incoming), origin=origin)
-            kind = "D"  # an update of a row the publisher does not have
-        elif op == "U" and mine == change.old:
-            return Verdict("write", row=dict(incoming), origin=origin)
-        else:
-            kind = op
-    else:
-        if current is not None and mine == change.old:
-            return Verdict("delete", origin=origin)
-        if current is None and tombstone is not None and tombstone == change.version:
-            return Verdict("noop")
-        kind = "D"
-
+    found = _conflict_kind(change, op, current, origin, tombstone)
+    if isinstance(found, Verdict):
+        return found
+    kind = found
     presented = dict(change.row) if kind != "D" and change.row else dict(zip(key_columns, change.key, strict=True))
     decision, name = decide(list(resolvers.get(kind, [])), presented, origin, dict(current) if current else None, kind)
     verdict = Verdict("ignore", conflict=kind, decision=decision, resolver=name, incoming=change.row)
@@ -123,3 +107,25 @@ def judge(
         verdict.origin = origin
     verdict.action, verdict.row = "write", row
     return verdict
+
+
+def _conflict_kind(
+    change: Change, op: str, current: Mapping[str, Any] | None, origin: str, tombstone: str | None
+) -> Verdict | str:
+    """The verdict of a change without conflict, or the type ('I', 'U' or 'D') of its conflict."""
+    mine = current.get(ROWGUID) if current is not None else None
+    if op in {"I", "U"}:
+        incoming = change.row or {}
+        if mine is not None and mine == incoming.get(ROWGUID):
+            return Verdict("noop")
+        if current is None:
+            # An update of a row the publisher does not have is a delete conflict.
+            return Verdict("write", row=dict(incoming), origin=origin) if op == "I" else "D"
+        if op == "U" and mine == change.old:
+            return Verdict("write", row=dict(incoming), origin=origin)
+        return op
+    if current is not None and mine == change.old:
+        return Verdict("delete", origin=origin)
+    if current is None and tombstone is not None and tombstone == change.version:
+        return Verdict("noop")
+    return "D"
