@@ -115,3 +115,10 @@ class RefreshFailed(SnapreplError):
 
 class ReplicationError(SnapreplError):
     """A bi-directional replication step failed."""
+
+
+def error_class(name: str, fallback: type[SnapreplError]) -> type[SnapreplError]:
+    """The snaprepl error class called ``name`` (how a Spark job reports its error to the submitter),
+    else ``fallback``."""
+    cls = globals().get(name)
+    return cls if isinstance(cls, type) and issubclass(cls, SnapreplError) else fallback

@@ -79,6 +79,7 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from snaprepl.errors import ReplicationError
     from snaprepl.spark.entrypoint import run_job
 
     args = parse_args(argv)
@@ -86,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"snaprepl-sync-{args.action}",
         args.catalog_conn,
         lambda spark, catalog: {"outcomes": [o.to_dict() for o in run(spark, args, catalog)]},
-        failure_type="ReplicationError",
+        failure=ReplicationError,
     )
 
 

@@ -51,6 +51,7 @@ def run(spark: Any, request: Any, catalog: Any) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from snaprepl.errors import RefreshFailed
     from snaprepl.spark.entrypoint import run_job
 
     args = parse_args(argv)
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"snaprepl-refresh-{args.snapshot}",
         args.catalog_conn,
         lambda spark, catalog: {"outcome": run(spark, request_from(args), catalog).to_dict()},
-        failure_type="RefreshFailed",
+        failure=RefreshFailed,
     )
 
 

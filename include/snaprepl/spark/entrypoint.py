@@ -12,6 +12,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from snaprepl.errors import SnapreplError
+
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
 
 
@@ -24,16 +26,18 @@ def write_result(payload: dict[str, Any]) -> None:
             handle.write(json.dumps(payload, default=str))
 
 
-def run_job(app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[str, Any]], *, failure_type: str) -> int:
+def run_job(
+    app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[str, Any]], *, failure: type[SnapreplError]
+) -> int:
     """Run ``work(spark, catalog)``, whose dict goes into the result; return the exit code.
 
     :param app_name: the SparkSession's name (started only if ``work`` asks for it).
     :param catalog_conn: the Airflow connection id of the catalog.
-    :param failure_type: the error type reported for unexpected exceptions.
+    :param failure: the error class reported (by name, see :func:`snaprepl.errors.error_class`) for
+        unexpected exceptions.
     """
     from snaprepl.catalog.store import Catalog
     from snaprepl.connections import get_connection
-    from snaprepl.errors import SnapreplError
     from snaprepl.spark.errors import root_cause
     from snaprepl.spark.lifeline import attach
     from snaprepl.spark.session import LazySession
@@ -50,7 +54,7 @@ def run_job(app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[st
         return 1
     except Exception as err:
         traceback.print_exc()
-        write_result({"ok": False, "error": {"type": failure_type, "message": root_cause(err), "hint": None}})
+        write_result({"ok": False, "error": {"type": failure.__name__, "message": root_cause(err), "hint": None}})
         return 1
     finally:
         spark.stop()

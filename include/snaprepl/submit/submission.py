@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from snaprepl import errors, timeouts
+from snaprepl import timeouts
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
-from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError
+from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
 from snaprepl.settings import Settings
 from snaprepl.spark import lifeline, rundir
@@ -174,9 +174,7 @@ def error_from_result(
     """The error a job reported, as the snaprepl exception it was; or why the job gave no report."""
     if result and not result.get("ok") and result.get("error"):
         error = result["error"]
-        cls = getattr(errors, str(error.get("type")), None)
-        if not (isinstance(cls, type) and issubclass(cls, SnapreplError)):
-            cls = RefreshFailed
+        cls = error_class(str(error.get("type")), fallback=RefreshFailed)
         return cls(error.get("message") or "the job failed", error.get("hint"))
     detail = (str(failure).strip().splitlines() or [""])[0] if failure else "it gave no result"
     if detail.startswith("Cannot execute:"):  # the hook's message holds the whole command line: keep its exit code
