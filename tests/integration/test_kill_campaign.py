@@ -10,7 +10,6 @@ rounds, ``SNAPREPL_KILL_SEED`` replays a campaign.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import signal
@@ -36,6 +35,7 @@ from tests.support.databases import (
     mysql_admin_connect,
     pg_admin_connect,
 )
+from tests.support.jobs import in_process_syncer
 from tests.support.processes import alive, job_processes, kill_quietly, mentioning, wait_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -81,27 +81,15 @@ def kc_servers(catalog: Any, session_dir: Path) -> Iterator[Servers]:
 @pytest.fixture(scope="module")
 def in_process(catalog: Any, settings: Any, spark: Any) -> Callable[[str], list[Any]]:
     """Runs statements as ``snaprepl sql`` does, with refreshes and syncs in this process's Spark."""
-    from snaprepl.bidir import job
     from snaprepl.refresh.runner import run_refresh
     from snaprepl.statements.executor import run_script
-
-    def syncer(action: str, item: str, server: str | None, rows_per_commit: int, catalog: Any, settings: Any) -> Any:
-        args = argparse.Namespace(
-            item=item,
-            action=action,
-            server=server,
-            rows_per_commit=rows_per_commit,
-            atomic=False,
-            tolerance_minutes=settings.snp_repl_tolerance_offset,
-            commit_rows=settings.refresh_commit_rows,
-            run_id=None,
-        )
-        return job.run(spark, args, catalog)
 
     def refresher(request: Any, catalog: Any, settings: Any) -> Any:
         return run_refresh(spark, request, catalog=catalog)
 
-    return lambda text: run_script(text, catalog=catalog, settings=settings, refresher=refresher, syncer=syncer)
+    return lambda text: run_script(
+        text, catalog=catalog, settings=settings, refresher=refresher, syncer=in_process_syncer(spark)
+    )
 
 
 class Campaign:

@@ -7,31 +7,15 @@ name order, then push to every one).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
-ACTIONS = ("init", "pull", "push", "sync")
+from snaprepl.spark.job_args import SyncJobArgs
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="sync_publication", description="Sync one snaprepl publication.")
-    parser.add_argument("--item", required=True, help="SP_ITEM of the publication")
-    parser.add_argument("--action", choices=ACTIONS, required=True)
-    parser.add_argument("--server", help="subscriber (init, pull, push)")
-    parser.add_argument("--rows-per-commit", type=int, default=100)
-    parser.add_argument("--atomic", action="store_true", help="init: apply the whole load in one transaction")
-    parser.add_argument("--tolerance-minutes", type=int, default=15)
-    parser.add_argument("--commit-rows", type=int, default=50_000)
-    parser.add_argument("--catalog-conn", default="snaprepl_catalog")
-    parser.add_argument("--run-id", default=None)
-    return parser.parse_args(argv)
-
-
-def run(spark: Any, args: argparse.Namespace, catalog: Any) -> list[Any]:
+def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
     """Run the job's action; return one outcome per step.
 
     :param spark: a SparkSession, or a function returning one when the job first needs it.
@@ -82,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from snaprepl.errors import ReplicationError
     from snaprepl.spark.entrypoint import run_job
 
-    args = parse_args(argv)
+    args = SyncJobArgs.from_argv(argv)
     return run_job(
         f"snaprepl-sync-{args.action}",
         args.catalog_conn,

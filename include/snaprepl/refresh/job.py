@@ -7,26 +7,14 @@ written as JSON to ``SNAPREPL_RESULT_FILE`` for the submitter to read.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="refresh_snapshot", description="Refresh one snaprepl snapshot.")
-    parser.add_argument("--snapshot", required=True, help="SN_NAME of the snapshot")
-    parser.add_argument("--mode", choices=("incremental", "complete"), default="incremental")
-    parser.add_argument("--fallback-complete", action="store_true")
-    parser.add_argument("--tolerance-minutes", type=int, default=15)
-    parser.add_argument("--commit-rows", type=int, default=50_000)
-    parser.add_argument("--max-partitions", type=int, default=8)
-    parser.add_argument("--catalog-conn", default="snaprepl_catalog")
-    parser.add_argument("--run-id", default=None)
-    return parser.parse_args(argv)
+from snaprepl.spark.job_args import RefreshJobArgs
 
 
-def request_from(args: argparse.Namespace) -> Any:
+def request_from(args: RefreshJobArgs) -> Any:
     from snaprepl.refresh.model import RefreshRequest
 
     values: dict[str, Any] = {
@@ -54,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from snaprepl.errors import RefreshFailed
     from snaprepl.spark.entrypoint import run_job
 
-    args = parse_args(argv)
+    args = RefreshJobArgs.from_argv(argv)
     return run_job(
         f"snaprepl-refresh-{args.snapshot}",
         args.catalog_conn,

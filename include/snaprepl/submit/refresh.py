@@ -13,6 +13,7 @@ from snaprepl.errors import SnapreplError
 from snaprepl.refresh import job
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.spark.job_args import RefreshJobArgs
 from snaprepl.submit.submission import Submission, prepare, run_submission
 
 
@@ -23,14 +24,16 @@ def catalog_connection_of(catalog: Catalog, settings: Settings) -> ConnectionInf
 
 def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:
     """The refresh job's command line: names and numbers only."""
-    args = [
-        "--snapshot", request.snapshot, "--mode", request.mode,
-        "--tolerance-minutes", str(request.tolerance_minutes),
-        "--commit-rows", str(request.commit_rows),
-        "--max-partitions", str(request.max_partitions),
-        "--catalog-conn", settings.catalog_conn_id, "--run-id", request.run_id,
-    ]  # fmt: skip
-    return [*args, "--fallback-complete"] if request.fallback_complete else args
+    return RefreshJobArgs(
+        snapshot=request.snapshot,
+        mode=request.mode,
+        fallback_complete=request.fallback_complete,
+        tolerance_minutes=request.tolerance_minutes,
+        commit_rows=request.commit_rows,
+        max_partitions=request.max_partitions,
+        catalog_conn=settings.catalog_conn_id,
+        run_id=request.run_id,
+    ).to_argv()
 
 
 def prepare_refresh(

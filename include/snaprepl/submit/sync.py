@@ -13,14 +13,12 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
 from snaprepl.settings import Settings
+from snaprepl.spark.job_args import DEFAULT_ROWS_PER_COMMIT, SyncJobArgs
 from snaprepl.submit.refresh import catalog_connection_of
 from snaprepl.submit.submission import Submission, prepare, run_submission
 
 #: Runs one sync job: (action, item, server or None, rows_per_commit, catalog, settings) -> outcomes.
 Syncer = Callable[[str, str, "str | None", int, Catalog, Settings], list[Outcome]]
-
-#: Rows per commit of a scheduled sync step when the publication sets none (its SP_ROWS_PER_COMMIT).
-DEFAULT_ROWS_PER_COMMIT = 100
 
 
 def rows_per_commit_of(catalog: Catalog, item: str) -> int:
@@ -40,14 +38,17 @@ def sync_arguments(
     atomic: bool = False,
 ) -> list[str]:
     """The sync job's command line: names and numbers only."""
-    args = [
-        "--item", item, "--action", action, "--rows-per-commit", str(rows_per_commit),
-        "--tolerance-minutes", str(settings.snp_repl_tolerance_offset),
-        "--commit-rows", str(settings.refresh_commit_rows),
-        "--catalog-conn", settings.catalog_conn_id, "--run-id", run_id,
-    ]  # fmt: skip
-    args = [*args, "--server", server] if server else args
-    return [*args, "--atomic"] if atomic else args
+    return SyncJobArgs(
+        item=item,
+        action=action,
+        server=server,
+        rows_per_commit=rows_per_commit,
+        atomic=atomic,
+        tolerance_minutes=settings.snp_repl_tolerance_offset,
+        commit_rows=settings.refresh_commit_rows,
+        catalog_conn=settings.catalog_conn_id,
+        run_id=run_id,
+    ).to_argv()
 
 
 def sync_connections(catalog: Catalog, settings: Settings, item: str, server: str | None) -> list[ConnectionInfo]:

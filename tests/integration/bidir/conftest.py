@@ -7,7 +7,6 @@ The publisher's connection carries the extra ``qualifier = Demo`` so the seed's 
 
 from __future__ import annotations
 
-import argparse
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ import pytest
 from tests.conftest import SESSION_TAG
 from tests.support.bidir import Servers
 from tests.support.databases import MYSQL_ADMIN, PG_ADMIN, RealDatabase, mysql_admin_connect, pg_admin_connect
+from tests.support.jobs import in_process_syncer
 
 
 @pytest.fixture(scope="session")
@@ -82,22 +82,7 @@ SEED_ITEMS_DDL = "create table {table}( item_id integer primary key, name varcha
 @pytest.fixture(scope="session")
 def syncer(spark: Any) -> Syncer:
     """Runs sync jobs in this process's SparkSession: the job's own run(), without spark-submit."""
-    from snaprepl.bidir import job
-
-    def run(action: str, item: str, server: str | None, rows_per_commit: int, catalog: Any, settings: Any) -> Any:
-        args = argparse.Namespace(
-            item=item,
-            action=action,
-            server=server,
-            rows_per_commit=rows_per_commit,
-            atomic=False,
-            tolerance_minutes=settings.snp_repl_tolerance_offset,
-            commit_rows=settings.refresh_commit_rows,
-            run_id=None,
-        )
-        return job.run(spark, args, catalog)
-
-    return run
+    return in_process_syncer(spark)
 
 
 @pytest.fixture
