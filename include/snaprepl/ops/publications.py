@@ -193,14 +193,7 @@ def create_subscription(server: str, item: TableRef, kind: int, *, catalog: Cata
     subscriber = executable_database(sub_conn)
     dialect = subscriber.dialect
     key = log.key_columns
-    with subscriber.session() as session:
-        # The replica keeps the publisher's schema name where the subscriber has that schema.
-        schema = log.snl_schema if dialect.schema_exists(session, log.snl_schema) else dialect.default_schema(session)
-        if dialect.find_table(session, schema, log.snl_table) is not None:
-            raise SnapshotExists(
-                f"table {schema}.{log.snl_table} already exists on server {server}",
-                "drop or rename it; the subscription creates the replica",
-            )
+    schema = _replica_schema(subscriber, server, log)
     columns = [
         Column(
             c.name,
@@ -237,6 +230,21 @@ def create_subscription(server: str, item: TableRef, kind: int, *, catalog: Cata
         _drop_replica(subscriber, table, objects)
         raise
     return Subscribed(record)
+
+
+def _replica_schema(subscriber: Database, server: str, log: LogRecord) -> str:
+    """The schema of the replica on the subscriber: the publisher's schema name where the subscriber
+    has that schema, else its default one; the replica's table must not exist yet."""
+    dialect = subscriber.dialect
+    with subscriber.session() as session:
+        exists = dialect.schema_exists(session, log.snl_schema)
+        schema: str = log.snl_schema if exists else dialect.default_schema(session)
+        if dialect.find_table(session, schema, log.snl_table) is not None:
+            raise SnapshotExists(
+                f"table {schema}.{log.snl_table} already exists on server {server}",
+                "drop or rename it; the subscription creates the replica",
+            )
+    return schema
 
 
 def _drop_replica(database: Database, table: ResolvedTable, objects: LogObjects) -> None:
