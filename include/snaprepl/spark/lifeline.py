@@ -164,5 +164,5 @@ def group_dies_with_caller(leader: Callable[[], int | None]) -> Iterator[None]:
         yield
     finally:
         kill_group(leader())
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -108,9 +108,10 @@ class Submission:
 
     def read_result(self) -> dict[str, Any] | None:
         try:
-            return json.loads(self.result_file.read_text())
+            result: dict[str, Any] = json.loads(self.result_file.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             return None
+        return result
 
     def cleanup(self) -> None:
         self.connections_file.unlink(missing_ok=True)
