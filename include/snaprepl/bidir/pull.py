@@ -115,7 +115,7 @@ def _apply(
         :func:`~snaprepl.bidir.rows.tombstones`)."""
     mine = current.get(ROWGUID) if current else None
     if verdict.action == "write" and verdict.row is not None:
-        row = {c.name: verdict.row.get(c.name) for c in publisher.columns}
+        row: dict[str, Any] = {c.name: verdict.row.get(c.name) for c in publisher.columns}
         write_row(session, publisher, row, exists=current is not None)
         log_change(session, publisher, "U" if current else "I", key, row[ROWGUID], mine, verdict.origin)
         return row

@@ -41,13 +41,15 @@ def _key_filters(dialect: Any, columns: Sequence[str], keys: Sequence[tuple[Any,
             yield f"({target}) IN ({values})"
 
 
-def current_rows(session: Session, side: Side, keys: Sequence[tuple[Any, ...]]) -> dict[tuple, dict[str, Any] | None]:
+def current_rows(
+    session: Session, side: Side, keys: Sequence[tuple[Any, ...]]
+) -> dict[tuple[Any, ...], dict[str, Any] | None]:
     """``side``'s current rows for ``keys``, locked for this transaction where the dialect can."""
     d = side.dialect
     names = [c.name for c in side.columns]
     key_idx = [names.index(k) for k in side.key]
     columns = ", ".join(d.quote(n) for n in names)
-    found: dict[tuple, dict[str, Any] | None] = {}
+    found: dict[tuple[Any, ...], dict[str, Any] | None] = {}
     for condition in _key_filters(d, side.key, keys):
         for row in session.query(f"SELECT {columns} FROM {side.table} WHERE {condition}{d.for_update}"):
             found[tuple(norm(row[i]) for i in key_idx)] = dict(zip(names, row, strict=True))
@@ -55,8 +57,11 @@ def current_rows(session: Session, side: Side, keys: Sequence[tuple[Any, ...]]) 
 
 
 def tombstones(
-    session: Session, publisher: Side, keys: Sequence[tuple[Any, ...]], current: dict[tuple, dict[str, Any] | None]
-) -> dict[tuple, str]:
+    session: Session,
+    publisher: Side,
+    keys: Sequence[tuple[Any, ...]],
+    current: dict[tuple[Any, ...], dict[str, Any] | None],
+) -> dict[tuple[Any, ...], str]:
     """For keys the publisher has no row for, the version of the delete its log holds: a pull that
     deleted a row logs the delete under the incoming entry's own version, so a pull run again
     after being killed recognises the delete as applied rather than as a conflict."""
@@ -64,7 +69,7 @@ def tombstones(
     missing = [k for k in keys if norm_key(k) not in current]
     log_keys = publisher.log.objects.key_columns
     select = f"SELECT {', '.join(d.quote(k) for k in log_keys)}, {d.quote(d.log_columns.rowguid)}"
-    found: dict[tuple, str] = {}
+    found: dict[tuple[Any, ...], str] = {}
     for condition in _key_filters(d, log_keys, missing):
         sql = f"{select} FROM {publisher.rlog} WHERE {condition} AND {d.quote(d.log_columns.dmltype)} = 'D'"
         for row in session.query(sql):
@@ -72,12 +77,12 @@ def tombstones(
     return found
 
 
-def pending_keys(session: Session, side: Side, keys: Sequence[tuple[Any, ...]]) -> set[tuple]:
+def pending_keys(session: Session, side: Side, keys: Sequence[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
     """Keys with a logged change at ``side`` not yet pulled (pending or in flight)."""
     d = side.dialect
     log_keys = side.log.objects.key_columns
     columns = ", ".join(d.quote(k) for k in log_keys)
-    found: set[tuple] = set()
+    found: set[tuple[Any, ...]] = set()
     for condition in _key_filters(d, log_keys, keys):
         sql = f"SELECT DISTINCT {columns} FROM {side.rlog} WHERE {condition}"
         found.update(norm_key(row) for row in session.query(sql))

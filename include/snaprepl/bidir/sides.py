@@ -61,11 +61,13 @@ class Side:
 
     @property
     def table(self) -> str:
-        return self.dialect.qualified(self.log.snl_schema, self.log.snl_table)
+        qualified: str = self.dialect.qualified(self.log.snl_schema, self.log.snl_table)
+        return qualified
 
     @property
     def rlog(self) -> str:
-        return self.dialect.qualified(self.log.snl_schema, self.log.objects.rlog)
+        qualified: str = self.dialect.qualified(self.log.snl_schema, self.log.objects.rlog)
+        return qualified
 
     def as_own_values(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
         """``row`` (read from another side) with values of the Python types of this side's columns."""
