@@ -171,6 +171,71 @@ def _int_param(dt: exp.DataType, index: int) -> int | None:
         return None
 
 
+#: How each sqlglot type kind becomes a generic type, as (kinds, shape, generic name); a kind listed
+#: twice takes its first rule. Shapes: ``plain``; ``sized``, with ``(n)`` when a length is given;
+#: ``fixed``, length 1 by default; ``fraction``, seconds' digits (at most 6); ``numeric``, with
+#: ``(p, s)`` when a precision is given.
+_KIND_RULES: tuple[tuple[frozenset[exp.DataType.Type], str, str], ...] = (
+    (frozenset(_LONG_TEXT_TYPES), "plain", "long varchar"),
+    (frozenset(_TEXT_TYPES), "sized", "varchar"),
+    (frozenset({exp.DataType.Type.NVARCHAR}), "sized", "nvarchar"),
+    (frozenset({exp.DataType.Type.CHAR}), "fixed", "char(n)"),
+    (frozenset({exp.DataType.Type.NCHAR}), "fixed", "nchar(n)"),
+    (frozenset(_BINARY_TYPES), "sized", "varbinary"),
+    (frozenset(_LONG_BINARY_TYPES), "plain", "long varbinary"),
+    (frozenset(_INT_TYPES), "plain", "integer"),
+    (frozenset(_SMALL_INT_TYPES), "plain", "smallint"),
+    (frozenset(_BIG_INT_TYPES), "plain", "bigint"),
+    (frozenset({exp.DataType.Type.FLOAT}), "plain", "real"),
+    (frozenset({exp.DataType.Type.DOUBLE}), "plain", "double precision"),
+    (
+        frozenset(
+            {
+                exp.DataType.Type.DECIMAL,
+                exp.DataType.Type.BIGDECIMAL,
+                exp.DataType.Type.MONEY,
+                exp.DataType.Type.SMALLMONEY,
+            }
+        ),
+        "numeric",
+        "numeric",
+    ),
+    (frozenset({exp.DataType.Type.DATE}), "plain", "date"),
+    (frozenset({exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ}), "fraction", "time"),
+    (frozenset(_TIMESTAMP_TYPES), "fraction", "timestamp"),
+    (frozenset(_TIMESTAMPTZ_TYPES), "fraction", "timestamptz"),
+)
+
+
+def _rule_of(kind: exp.DataType.Type) -> tuple[str, str] | None:
+    """The (shape, generic name) of a type kind, or None when it has no portable equivalent."""
+    return next(((shape, name) for kinds, shape, name in _KIND_RULES if kind in kinds), None)
+
+
+def _shaped(dt: exp.DataType, shape: str, name: str) -> GenericType:
+    length = _int_param(dt, 0)
+    if shape == "sized":
+        return GenericType(f"{name}(n)", length=length) if length else GenericType(name)
+    if shape == "fixed":
+        return GenericType(name, length=length or 1)
+    if shape == "fraction":
+        return GenericType(name, fraction=_fraction(length))
+    if shape == "numeric" and length is not None:
+        return GenericType("numeric(p, s)", precision=length, scale=_int_param(dt, 1) or 0)
+    return GenericType(name)
+
+
+def _parsed(text: str, type_sql: str, dialect: str) -> exp.DataType:
+    read = {"mssql": "tsql", "db2": None, "informix": None}.get(dialect, dialect)
+    try:
+        return exp.DataType.build(text, dialect=read or None, udt=False)
+    except (ParseError, ValueError) as err:
+        raise InvalidArgument(
+            f"column type {type_sql!r} of dialect {dialect} is not understood",
+            "use a standard SQL type for replicated columns",
+        ) from err
+
+
 def to_generic(type_sql: str, dialect: str) -> GenericType:
     """Classify a column type written in ``dialect`` as a :class:`GenericType`.
 
@@ -182,67 +247,19 @@ def to_generic(type_sql: str, dialect: str) -> GenericType:
     if not text:
         # SQLite columns may be declared without a type; their values are stored as given.
         return GenericType("varchar")
-    upper = text.upper()
-    if upper in {"TINYINT(1)", "BOOL"}:
+    if text.upper() in {"TINYINT(1)", "BOOL"}:
         return GenericType("boolean")
-    read = {"mssql": "tsql", "db2": None, "informix": None}.get(dialect, dialect)
-    try:
-        dt = exp.DataType.build(text, dialect=read or None, udt=False)
-    except (ParseError, ValueError) as err:
-        raise InvalidArgument(
-            f"column type {type_sql!r} of dialect {dialect} is not understood",
-            "use a standard SQL type for replicated columns",
-        ) from err
+    dt = _parsed(text, type_sql, dialect)
     kind = dt.this
-    length = _int_param(dt, 0)
-    if kind == exp.DataType.Type.BOOLEAN or (kind == exp.DataType.Type.BIT and length in (None, 1)):
+    if kind == exp.DataType.Type.BOOLEAN or (kind == exp.DataType.Type.BIT and _int_param(dt, 0) in (None, 1)):
         return GenericType("boolean")
-    if kind in _LONG_TEXT_TYPES:
-        return GenericType("long varchar")
-    if kind in _TEXT_TYPES:
-        return GenericType("varchar(n)", length=length) if length else GenericType("varchar")
-    if kind in {exp.DataType.Type.NVARCHAR}:
-        return GenericType("nvarchar(n)", length=length) if length else GenericType("nvarchar")
-    if kind == exp.DataType.Type.CHAR:
-        return GenericType("char(n)", length=length or 1)
-    if kind == exp.DataType.Type.NCHAR:
-        return GenericType("nchar(n)", length=length or 1)
-    if kind in _BINARY_TYPES:
-        return GenericType("varbinary(n)", length=length) if length else GenericType("varbinary")
-    if kind in _LONG_BINARY_TYPES:
-        return GenericType("long varbinary")
-    if kind in _INT_TYPES:
-        return GenericType("integer")
-    if kind in _SMALL_INT_TYPES:
-        return GenericType("smallint")
-    if kind in _BIG_INT_TYPES:
-        return GenericType("bigint")
-    if kind == exp.DataType.Type.FLOAT:
-        return GenericType("real")
-    if kind == exp.DataType.Type.DOUBLE:
-        return GenericType("double precision")
-    if kind in {
-        exp.DataType.Type.DECIMAL,
-        exp.DataType.Type.BIGDECIMAL,
-        exp.DataType.Type.MONEY,
-        exp.DataType.Type.SMALLMONEY,
-    }:
-        precision, scale = _int_param(dt, 0), _int_param(dt, 1)
-        if precision is None:
-            return GenericType("numeric")
-        return GenericType("numeric(p, s)", precision=precision, scale=scale or 0)
-    if kind == exp.DataType.Type.DATE:
-        return GenericType("date")
-    if kind in {exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ}:
-        return GenericType("time", fraction=_fraction(length))
-    if kind in _TIMESTAMP_TYPES:
-        return GenericType("timestamp", fraction=_fraction(length))
-    if kind in _TIMESTAMPTZ_TYPES:
-        return GenericType("timestamptz", fraction=_fraction(length))
-    raise InvalidArgument(
-        f"column type {type_sql!r} of dialect {dialect} has no portable equivalent",
-        "leave that column out of the snapshot's column list or cast it in the query",
-    )
+    rule = _rule_of(kind)
+    if rule is None:
+        raise InvalidArgument(
+            f"column type {type_sql!r} of dialect {dialect} has no portable equivalent",
+            "leave that column out of the snapshot's column list or cast it in the query",
+        )
+    return _shaped(dt, *rule)
 
 
 def _fraction(value: int | None) -> int:
