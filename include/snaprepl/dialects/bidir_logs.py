@@ -30,6 +30,22 @@ class PutParts:
     after: tuple[str, ...]
 
 
+def _folded(op: str, dml: str, based_on: str) -> tuple[str, str]:
+    """DMLTYPE and OLD_ROWGUID of a pending entry (columns ``dml`` and ``based_on``) once change ``op``
+    is folded into it: I+U -> I, U+U -> U, U+D -> D, D+I -> U."""
+    folded_type = {
+        "I": f"CASE WHEN {dml} = 'D' THEN 'U' ELSE 'I' END",
+        "U": f"CASE WHEN {dml} = 'I' THEN 'I' ELSE 'U' END",
+        "D": "'D'",
+    }[op]
+    folded_old = {
+        "I": f"CASE WHEN {dml} = 'D' THEN {based_on} ELSE NULL END",
+        "U": f"CASE WHEN {dml} = 'I' THEN NULL ELSE {based_on} END",
+        "D": based_on,
+    }[op]
+    return folded_type, folded_old
+
+
 class BidirLogs:
     """The bi-directional part of a dialect."""
 
@@ -159,16 +175,7 @@ class BidirLogs:
         match = " AND ".join(f"{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
         pending = f"{match} AND {q(bidir.sync_id)} = {self.empty_text}"
         dml, based_on = f"{existing}{q(cols.dmltype)}", f"{existing}{q(bidir.old_rowguid)}"
-        folded_type = {
-            "I": f"CASE WHEN {dml} = 'D' THEN 'U' ELSE 'I' END",
-            "U": f"CASE WHEN {dml} = 'I' THEN 'I' ELSE 'U' END",
-            "D": "'D'",
-        }[op]
-        folded_old = {
-            "I": f"CASE WHEN {dml} = 'D' THEN {based_on} ELSE NULL END",
-            "U": f"CASE WHEN {dml} = 'I' THEN NULL ELSE {based_on} END",
-            "D": based_on,
-        }[op]
+        folded_type, folded_old = _folded(op, dml, based_on)
         columns = ", ".join(
             q(c)
             for c in (
