@@ -176,18 +176,6 @@ class BidirLogs:
         pending = f"{match} AND {q(bidir.sync_id)} = {self.empty_text}"
         dml, based_on = f"{existing}{q(cols.dmltype)}", f"{existing}{q(bidir.old_rowguid)}"
         folded_type, folded_old = _folded(op, dml, based_on)
-        columns = ", ".join(
-            q(c)
-            for c in (
-                *objects.key_columns,
-                bidir.sync_id,
-                cols.snaptime,
-                cols.dmltype,
-                cols.rowguid,
-                bidir.old_rowguid,
-                bidir.origin,
-            )
-        )
         forget_insert = op == "D" and not publisher  # I+D: nothing to tell anyone
         conditions = (
             [f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {pending} AND {q(cols.dmltype)} = 'I')"] if forget_insert else []
@@ -212,11 +200,17 @@ class BidirLogs:
             pending=pending,
             type=folded_type,
             old=folded_old,
-            columns=columns,
+            columns=self._bidir_log_column_list(objects),
             conditions=tuple(conditions),
             after=tuple(after),
             values=", ".join(values),
         )
+
+    def _bidir_log_column_list(self, objects: LogObjects) -> str:
+        """The bi-directional log's columns, in the order of :attr:`PutParts.values`."""
+        cols, bidir = self.log_columns, BIDIR
+        names = (cols.snaptime, cols.dmltype, cols.rowguid, bidir.old_rowguid, bidir.origin)
+        return ", ".join(self.quote(c) for c in (*objects.key_columns, bidir.sync_id, *names))
 
     def _on_conflict_put_sql(
         self,
