@@ -7,12 +7,9 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlglot
 from sqlalchemy.engine import URL
-from sqlglot import exp
-from sqlglot.errors import ParseError
 
 from snaprepl.dialects.base import (
     BIDIR,
@@ -28,6 +25,9 @@ from snaprepl.dialects.base import (
 from snaprepl.dialects.functions import refuse_unknown_functions
 from snaprepl.dialects.replace import SqliteRowReplacement
 from snaprepl.names import ResolvedTable
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 class SqliteDialect(SqliteRowReplacement, Dialect):
@@ -326,6 +326,10 @@ class SqliteDialect(SqliteRowReplacement, Dialect):
 
 def _column_collations(create_sql: str) -> dict[str, str]:
     """Column name (lower case) to its COLLATE clause, read from the table's CREATE statement."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
     try:
         tree = sqlglot.parse_one(create_sql, read="sqlite")
     except (ParseError, ValueError):
