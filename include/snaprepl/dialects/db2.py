@@ -148,93 +148,118 @@ class Db2Dialect(Dialect):
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> list[DdlStep]:
-        table = info.table
-        q = self.quote
-        source = self.qualified(table.schema, table.table)
-        rlog = self.qualified(table.schema, objects.rlog)
-        keys = [c.name for c in info.primary_key]
-        aliases = [f"K{i}" for i in range(1, len(keys) + 1)]
-        rowguid, version = q(BIDIR.rowguid), self.new_version_sql(server)
-        trig_i, trig_u, trig_ud, trig_d = (self.qualified(table.schema, t) for t in objects.triggers)
-
-        def on(left: str, right: str) -> str:
-            return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in keys)
-
-        def cols(alias: str) -> str:
-            return ", ".join(f"{alias}.{q(k)}" for k in keys)
-
-        def merge(op: str, rows: str) -> str:
-            return self._bidir_merge(rlog, objects, rows, aliases, op, publisher=publisher)
-
-        same_key = " AND ".join(f"N.{q(k)} = O.{q(k)}" for k in keys)
-        paired = f"N JOIN O ON O.{rowguid} = N.{rowguid}"
-
-        def version_rows(condition: str) -> str:
-            return (
-                f"UPDATE {source} T SET {rowguid} = {version} "
-                f"WHERE EXISTS (SELECT 1 FROM {paired} WHERE {on('N', 'T')} AND {condition});"
-            )
-
+        triggers = _Db2BidirTriggers(self, info, objects, server, publisher=publisher)
+        rlog = self.qualified(info.table.schema, objects.rlog)
+        trig_i, trig_u, trig_ud, trig_d = (self.qualified(info.table.schema, t) for t in objects.triggers)
         return [
             DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE {rlog}"),
             self._sequence_step(),
-            DdlStep(
-                f"CREATE TRIGGER {trig_i} AFTER INSERT ON {source} REFERENCING NEW TABLE AS N FOR EACH STATEMENT\n"
-                "BEGIN ATOMIC\n"
-                "  -- Users' rows come without a version: give them one of this server, and log them.\n"
-                f"  UPDATE {source} T SET {rowguid} = {version} "
-                f"WHERE EXISTS (SELECT 1 FROM N WHERE {on('N', 'T')} AND N.{rowguid} IS NULL);\n"
-                "  "
-                + merge(
-                    "I",
-                    f"SELECT {cols('T')}, T.{rowguid}, CAST(NULL AS {self.rowguid_type}) FROM {source} T "
-                    f"JOIN N ON {on('N', 'T')} WHERE N.{rowguid} IS NULL",
-                )
-                + "\nEND",
-                f"DROP TRIGGER {trig_i}",
-            ),
-            DdlStep(
-                f"CREATE TRIGGER {trig_u} AFTER UPDATE ON {source} "
-                "REFERENCING OLD TABLE AS O NEW TABLE AS N FOR EACH STATEMENT\n"
-                "BEGIN ATOMIC\n"
-                "  -- Updated in place by a user (same key, same ROWGUID): a new version, logged as U.\n"
-                f"  {version_rows(same_key)}\n"
-                "  "
-                + merge(
-                    "U",
-                    f"SELECT {cols('T')}, T.{rowguid}, O.{rowguid} FROM {paired} JOIN {source} T ON {on('N', 'T')} "
-                    f"WHERE {same_key}",
-                )
-                + "\nEND",
-                f"DROP TRIGGER {trig_u}",
-            ),
-            DdlStep(
-                f"CREATE TRIGGER {trig_ud} AFTER UPDATE ON {source} "
-                "REFERENCING OLD TABLE AS O NEW TABLE AS N FOR EACH STATEMENT\n"
-                "BEGIN ATOMIC\n"
-                "  -- A user's key update: a delete of the old key first, then an insert with a new version.\n"
-                "  "
-                + merge("D", f"SELECT {cols('O')}, {version}, O.{rowguid} FROM {paired} WHERE NOT ({same_key})")
-                + f"\n  {version_rows(f'NOT ({same_key})')}\n  "
-                + merge(
-                    "I",
-                    f"SELECT {cols('T')}, T.{rowguid}, CAST(NULL AS {self.rowguid_type}) FROM {paired} "
-                    f"JOIN {source} T ON {on('N', 'T')} WHERE NOT ({same_key})",
-                )
-                + "\nEND",
-                f"DROP TRIGGER {trig_ud}",
-            ),
-            DdlStep(
-                f"CREATE TRIGGER {trig_d} AFTER DELETE ON {source} REFERENCING OLD TABLE AS O FOR EACH STATEMENT\n"
-                "BEGIN ATOMIC\n"
-                "  -- A replicated delete marks its rows first: those are not logged.\n"
-                "  "
-                + merge(
-                    "D",
-                    f"SELECT {cols('O')}, {version}, O.{rowguid} FROM O "
-                    f"WHERE O.{rowguid} IS NULL OR O.{rowguid} <> {self.literal(DELETE_MARK)}",
-                )
-                + "\nEND",
-                f"DROP TRIGGER {trig_d}",
-            ),
+            DdlStep(triggers.insert_trigger(trig_i), f"DROP TRIGGER {trig_i}"),
+            DdlStep(triggers.update_trigger(trig_u), f"DROP TRIGGER {trig_u}"),
+            DdlStep(triggers.key_update_trigger(trig_ud), f"DROP TRIGGER {trig_ud}"),
+            DdlStep(triggers.delete_trigger(trig_d), f"DROP TRIGGER {trig_d}"),
         ]
+
+
+class _Db2BidirTriggers:
+    """The statement triggers of one table's bi-directional log (``N``/``O``: new/old transition tables)."""
+
+    def __init__(
+        self, dialect: Db2Dialect, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> None:
+        self.dialect, self.objects, self.publisher = dialect, objects, publisher
+        q = dialect.quote
+        self.source = dialect.qualified(info.table.schema, info.table.table)
+        self.rlog = dialect.qualified(info.table.schema, objects.rlog)
+        self.keys = [c.name for c in info.primary_key]
+        self.aliases = [f"K{i}" for i in range(1, len(self.keys) + 1)]
+        self.rowguid, self.version = q(BIDIR.rowguid), dialect.new_version_sql(server)
+        self.same_key = " AND ".join(f"N.{q(k)} = O.{q(k)}" for k in self.keys)
+        self.paired = f"N JOIN O ON O.{self.rowguid} = N.{self.rowguid}"
+
+    def on(self, left: str, right: str) -> str:
+        """The rows of ``left`` and ``right`` have the same key."""
+        q = self.dialect.quote
+        return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in self.keys)
+
+    def cols(self, alias: str) -> str:
+        """The key columns of ``alias``."""
+        return ", ".join(f"{alias}.{self.dialect.quote(k)}" for k in self.keys)
+
+    def merge(self, op: str, rows: str) -> str:
+        """Fold change ``op`` of ``rows`` (keys, GUID, OLD) into the log."""
+        return self.dialect._bidir_merge(self.rlog, self.objects, rows, self.aliases, op, publisher=self.publisher)
+
+    def version_rows(self, condition: str) -> str:
+        """Give the table's rows paired by ROWGUID under ``condition`` a new version."""
+        return (
+            f"UPDATE {self.source} T SET {self.rowguid} = {self.version} "
+            f"WHERE EXISTS (SELECT 1 FROM {self.paired} WHERE {self.on('N', 'T')} AND {condition});"
+        )
+
+    def insert_trigger(self, trigger: str) -> str:
+        source, rowguid = self.source, self.rowguid
+        return (
+            f"CREATE TRIGGER {trigger} AFTER INSERT ON {source} REFERENCING NEW TABLE AS N FOR EACH STATEMENT\n"
+            "BEGIN ATOMIC\n"
+            "  -- Users' rows come without a version: give them one of this server, and log them.\n"
+            f"  UPDATE {source} T SET {rowguid} = {self.version} "
+            f"WHERE EXISTS (SELECT 1 FROM N WHERE {self.on('N', 'T')} AND N.{rowguid} IS NULL);\n"
+            "  "
+            + self.merge(
+                "I",
+                f"SELECT {self.cols('T')}, T.{rowguid}, CAST(NULL AS {self.dialect.rowguid_type}) FROM {source} T "
+                f"JOIN N ON {self.on('N', 'T')} WHERE N.{rowguid} IS NULL",
+            )
+            + "\nEND"
+        )
+
+    def update_trigger(self, trigger: str) -> str:
+        rowguid = self.rowguid
+        return (
+            f"CREATE TRIGGER {trigger} AFTER UPDATE ON {self.source} "
+            "REFERENCING OLD TABLE AS O NEW TABLE AS N FOR EACH STATEMENT\n"
+            "BEGIN ATOMIC\n"
+            "  -- Updated in place by a user (same key, same ROWGUID): a new version, logged as U.\n"
+            f"  {self.version_rows(self.same_key)}\n"
+            "  "
+            + self.merge(
+                "U",
+                f"SELECT {self.cols('T')}, T.{rowguid}, O.{rowguid} FROM {self.paired} "
+                f"JOIN {self.source} T ON {self.on('N', 'T')} WHERE {self.same_key}",
+            )
+            + "\nEND"
+        )
+
+    def key_update_trigger(self, trigger: str) -> str:
+        rowguid, moved = self.rowguid, f"NOT ({self.same_key})"
+        return (
+            f"CREATE TRIGGER {trigger} AFTER UPDATE ON {self.source} "
+            "REFERENCING OLD TABLE AS O NEW TABLE AS N FOR EACH STATEMENT\n"
+            "BEGIN ATOMIC\n"
+            "  -- A user's key update: a delete of the old key first, then an insert with a new version.\n"
+            "  "
+            + self.merge("D", f"SELECT {self.cols('O')}, {self.version}, O.{rowguid} FROM {self.paired} WHERE {moved}")
+            + f"\n  {self.version_rows(moved)}\n  "
+            + self.merge(
+                "I",
+                f"SELECT {self.cols('T')}, T.{rowguid}, CAST(NULL AS {self.dialect.rowguid_type}) FROM {self.paired} "
+                f"JOIN {self.source} T ON {self.on('N', 'T')} WHERE {moved}",
+            )
+            + "\nEND"
+        )
+
+    def delete_trigger(self, trigger: str) -> str:
+        rowguid = self.rowguid
+        return (
+            f"CREATE TRIGGER {trigger} AFTER DELETE ON {self.source} REFERENCING OLD TABLE AS O FOR EACH STATEMENT\n"
+            "BEGIN ATOMIC\n"
+            "  -- A replicated delete marks its rows first: those are not logged.\n"
+            "  "
+            + self.merge(
+                "D",
+                f"SELECT {self.cols('O')}, {self.version}, O.{rowguid} FROM O "
+                f"WHERE O.{rowguid} IS NULL OR O.{rowguid} <> {self.dialect.literal(DELETE_MARK)}",
+            )
+            + "\nEND"
+        )
