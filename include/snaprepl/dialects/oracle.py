@@ -155,82 +155,111 @@ class OracleDialect(Dialect):
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> list[DdlStep]:
-        table = info.table
-        q, cols, bidir = self.quote, self.log_columns, BIDIR
-        source = self.qualified(table.schema, table.table)
-        rlog = self.qualified(table.schema, objects.rlog)
-        dlog = self.qualified(table.schema, objects.tables[0])
-        keys = [c.name for c in info.primary_key]
-        rowguid, version = q(BIDIR.rowguid), self.new_version_sql(server)
+        schema = info.table.schema
+        t = _OracleBidirTriggers(self, info, objects, server, publisher=publisher)
         trig_i, trig_ir, trig_u, trig_ur, trig_ud, trig_udr, trig_d = (
-            self.qualified(table.schema, t) for t in objects.triggers
+            self.qualified(schema, name) for name in objects.triggers
         )
-        key_changed = " OR ".join(f"OLD.{q(k)} <> NEW.{q(k)}" for k in keys)
-        key_kept = " AND ".join(f"OLD.{q(k)} = NEW.{q(k)}" for k in keys)
-        buffer_columns = ", ".join(q(c) for c in (*objects.key_columns, cols.dmltype, cols.rowguid, bidir.old_rowguid))
+        return [
+            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE {t.rlog}"),
+            DdlStep(self._bidir_buffer_table_sql(info, objects, t.dlog), f"DROP TABLE {t.dlog}"),
+            DdlStep(
+                f"CREATE OR REPLACE FUNCTION {self.qualified(schema, UTC_FUNCTION)} RETURN TIMESTAMP AS\n"
+                "BEGIN\n  RETURN SYS_EXTRACT_UTC(SYSTIMESTAMP);\nEND;"
+            ),
+            DdlStep(t.insert_trigger(trig_i), f"DROP TRIGGER {trig_i}"),
+            DdlStep(t.replay_trigger(trig_ir, "INSERT", "I"), f"DROP TRIGGER {trig_ir}"),
+            DdlStep(t.update_trigger(trig_u), f"DROP TRIGGER {trig_u}"),
+            DdlStep(t.replay_trigger(trig_ur, "UPDATE", "U"), f"DROP TRIGGER {trig_ur}"),
+            DdlStep(t.key_update_trigger(trig_ud), f"DROP TRIGGER {trig_ud}"),
+            DdlStep(t.replay_trigger(trig_udr, "UPDATE", "D", "I"), f"DROP TRIGGER {trig_udr}"),
+            DdlStep(t.delete_trigger(trig_d), f"DROP TRIGGER {trig_d}"),
+        ]
 
-        def buffer(op: str, row: str, guid: str, old: str) -> str:
-            values = ", ".join([*(f"{row}.{q(k)}" for k in keys), f"'{op}'", guid, old])
-            return f"INSERT INTO {dlog} ({buffer_columns}) VALUES ({values});"
-
-        def replay(*ops: str) -> str:
-            merges = "\n  ".join(self._replay(rlog, dlog, objects, op, publisher=publisher) for op in ops)
-            return f"BEGIN\n  {merges}\n  DELETE FROM {dlog};\nEND;"
-
+    def _bidir_buffer_table_sql(self, info: TableInfo, objects: LogObjects, dlog: str) -> str:
+        """The global temporary table DLOG_<name> the row triggers buffer a statement's changes in."""
+        q, cols = self.quote, self.log_columns
         key_defs = ",\n  ".join(
             f"{q(lk)} {c.type_sql} NOT NULL" for lk, c in zip(objects.key_columns, info.primary_key, strict=True)
         )
-        return [
-            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE {rlog}"),
-            DdlStep(
-                f"CREATE GLOBAL TEMPORARY TABLE {dlog} (\n  {key_defs},\n"
-                f"  {q(cols.dmltype)} {self.dmltype_type} NOT NULL,\n"
-                f"  {q(cols.rowguid)} {self.rowguid_type} NOT NULL,\n"
-                f"  {q(bidir.old_rowguid)} {self.rowguid_type}\n) ON COMMIT DELETE ROWS",
-                f"DROP TABLE {dlog}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE FUNCTION {self.qualified(table.schema, UTC_FUNCTION)} RETURN TIMESTAMP AS\n"
-                "BEGIN\n  RETURN SYS_EXTRACT_UTC(SYSTIMESTAMP);\nEND;"
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_i} BEFORE INSERT ON {source} FOR EACH ROW\n"
-                f"  WHEN (NEW.{rowguid} IS NULL)\n"  # replicated rows bring their version: no echo
-                f"BEGIN\n  :NEW.{rowguid} := {version};\n  {buffer('I', ':NEW', f':NEW.{rowguid}', 'NULL')}\nEND;",
-                f"DROP TRIGGER {trig_i}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_ir} AFTER INSERT ON {source}\n{replay('I')}",
-                f"DROP TRIGGER {trig_ir}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_u} BEFORE UPDATE ON {source} FOR EACH ROW\n"
-                f"  WHEN (NEW.{rowguid} = OLD.{rowguid} AND {key_kept})\n"  # a user's update keeps ROWGUID
-                f"BEGIN\n  :NEW.{rowguid} := {version};\n"
-                f"  {buffer('U', ':NEW', f':NEW.{rowguid}', f':OLD.{rowguid}')}\nEND;",
-                f"DROP TRIGGER {trig_u}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_ur} AFTER UPDATE ON {source}\n{replay('U')}",
-                f"DROP TRIGGER {trig_ur}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_ud} BEFORE UPDATE ON {source} FOR EACH ROW\n"
-                f"  WHEN (NEW.{rowguid} = OLD.{rowguid} AND ({key_changed}))\n"
-                f"BEGIN\n  :NEW.{rowguid} := {version};\n"
-                f"  {buffer('D', ':OLD', version, f':OLD.{rowguid}')}\n"
-                f"  {buffer('I', ':NEW', f':NEW.{rowguid}', 'NULL')}\nEND;",
-                f"DROP TRIGGER {trig_ud}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_udr} AFTER UPDATE ON {source}\n{replay('D', 'I')}",
-                f"DROP TRIGGER {trig_udr}",
-            ),
-            DdlStep(
-                f"CREATE OR REPLACE TRIGGER {trig_d} AFTER DELETE ON {source} FOR EACH ROW\n"
-                f"  WHEN (OLD.{rowguid} IS NULL OR OLD.{rowguid} <> {self.literal(DELETE_MARK)})\n"
-                f"BEGIN\n  {buffer('D', ':OLD', version, f':OLD.{rowguid}')}\n"
-                f"  {self._replay(rlog, dlog, objects, 'D', publisher=publisher)}\n  DELETE FROM {dlog};\nEND;",
-                f"DROP TRIGGER {trig_d}",
-            ),
-        ]
+        return (
+            f"CREATE GLOBAL TEMPORARY TABLE {dlog} (\n  {key_defs},\n"
+            f"  {q(cols.dmltype)} {self.dmltype_type} NOT NULL,\n"
+            f"  {q(cols.rowguid)} {self.rowguid_type} NOT NULL,\n"
+            f"  {q(BIDIR.old_rowguid)} {self.rowguid_type}\n) ON COMMIT DELETE ROWS"
+        )
+
+
+class _OracleBidirTriggers:
+    """The row triggers (buffering into DLOG_<name>) and statement triggers (replaying it) of one table."""
+
+    def __init__(
+        self, dialect: OracleDialect, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> None:
+        self.dialect, self.objects, self.publisher = dialect, objects, publisher
+        q, schema = dialect.quote, info.table.schema
+        self.source = dialect.qualified(schema, info.table.table)
+        self.rlog = dialect.qualified(schema, objects.rlog)
+        self.dlog = dialect.qualified(schema, objects.tables[0])
+        self.keys = [c.name for c in info.primary_key]
+        self.rowguid, self.version = q(BIDIR.rowguid), dialect.new_version_sql(server)
+        cols = dialect.log_columns
+        self.buffer_columns = ", ".join(
+            q(c) for c in (*objects.key_columns, cols.dmltype, cols.rowguid, BIDIR.old_rowguid)
+        )
+
+    def buffer(self, op: str, row: str, guid: str, old: str) -> str:
+        """Buffer change ``op`` of ``row`` (``:NEW`` or ``:OLD``) with its version and the one it replaces."""
+        q = self.dialect.quote
+        values = ", ".join([*(f"{row}.{q(k)}" for k in self.keys), f"'{op}'", guid, old])
+        return f"INSERT INTO {self.dlog} ({self.buffer_columns}) VALUES ({values});"
+
+    def replay(self, op: str) -> str:
+        """Fold the buffered changes ``op`` into the log."""
+        return self.dialect._replay(self.rlog, self.dlog, self.objects, op, publisher=self.publisher)
+
+    def replay_trigger(self, trigger: str, event: str, *ops: str) -> str:
+        """The statement trigger after ``event`` that replays the buffer's ``ops`` in order, then empties it."""
+        merges = "\n  ".join(self.replay(op) for op in ops)
+        return (
+            f"CREATE OR REPLACE TRIGGER {trigger} AFTER {event} ON {self.source}\n"
+            f"BEGIN\n  {merges}\n  DELETE FROM {self.dlog};\nEND;"
+        )
+
+    def insert_trigger(self, trigger: str) -> str:
+        rowguid = self.rowguid
+        return (
+            f"CREATE OR REPLACE TRIGGER {trigger} BEFORE INSERT ON {self.source} FOR EACH ROW\n"
+            f"  WHEN (NEW.{rowguid} IS NULL)\n"  # replicated rows bring their version: no echo
+            f"BEGIN\n  :NEW.{rowguid} := {self.version};\n  {self.buffer('I', ':NEW', f':NEW.{rowguid}', 'NULL')}\nEND;"
+        )
+
+    def update_trigger(self, trigger: str) -> str:
+        q, rowguid = self.dialect.quote, self.rowguid
+        key_kept = " AND ".join(f"OLD.{q(k)} = NEW.{q(k)}" for k in self.keys)
+        return (
+            f"CREATE OR REPLACE TRIGGER {trigger} BEFORE UPDATE ON {self.source} FOR EACH ROW\n"
+            f"  WHEN (NEW.{rowguid} = OLD.{rowguid} AND {key_kept})\n"  # a user's update keeps ROWGUID
+            f"BEGIN\n  :NEW.{rowguid} := {self.version};\n"
+            f"  {self.buffer('U', ':NEW', f':NEW.{rowguid}', f':OLD.{rowguid}')}\nEND;"
+        )
+
+    def key_update_trigger(self, trigger: str) -> str:
+        q, rowguid = self.dialect.quote, self.rowguid
+        key_changed = " OR ".join(f"OLD.{q(k)} <> NEW.{q(k)}" for k in self.keys)
+        return (
+            f"CREATE OR REPLACE TRIGGER {trigger} BEFORE UPDATE ON {self.source} FOR EACH ROW\n"
+            f"  WHEN (NEW.{rowguid} = OLD.{rowguid} AND ({key_changed}))\n"
+            f"BEGIN\n  :NEW.{rowguid} := {self.version};\n"
+            f"  {self.buffer('D', ':OLD', self.version, f':OLD.{rowguid}')}\n"
+            f"  {self.buffer('I', ':NEW', f':NEW.{rowguid}', 'NULL')}\nEND;"
+        )
+
+    def delete_trigger(self, trigger: str) -> str:
+        rowguid = self.rowguid
+        return (
+            f"CREATE OR REPLACE TRIGGER {trigger} AFTER DELETE ON {self.source} FOR EACH ROW\n"
+            f"  WHEN (OLD.{rowguid} IS NULL OR OLD.{rowguid} <> {self.dialect.literal(DELETE_MARK)})\n"
+            f"BEGIN\n  {self.buffer('D', ':OLD', self.version, f':OLD.{rowguid}')}\n"
+            f"  {self.replay('D')}\n  DELETE FROM {self.dlog};\nEND;"
+        )
