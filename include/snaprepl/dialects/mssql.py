@@ -127,65 +127,12 @@ class MsSqlDialect(Dialect):
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> list[DdlStep]:
         table = info.table
-        q = self.quote
         source = self.qualified(table.schema, table.table)
         rlog = self.qualified(table.schema, objects.rlog)
-        keys = [c.name for c in info.primary_key]
-        aliases = [f"k{i}" for i in range(1, len(keys) + 1)]
-        rowguid, version = q(BIDIR.rowguid), self.new_version_sql(server)
-
-        def on(left: str, right: str) -> str:
-            return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in keys)
-
-        def cols(alias: str) -> str:
-            return ", ".join(f"{alias}.{q(k)}" for k in keys)
-
-        same_key = " AND ".join(f"i.{q(k)} = d.{q(k)}" for k in keys)
-        paired = f"inserted i JOIN deleted d ON d.{rowguid} = i.{rowguid}"
-
-        def merge(op: str, source_rows: str) -> str:
-            return self._bidir_merge(rlog, objects, source_rows, aliases, op, publisher=publisher)
-
-        bodies = {
-            "INSERT": [
-                "  -- Users' rows come without a version: give them one of this server, and log them.",
-                "  -- Replicated rows bring theirs and are not logged (no echo).",
-                f"  UPDATE t SET {rowguid} = {version} FROM {source} t JOIN inserted i ON {on('t', 'i')} "
-                f"WHERE i.{rowguid} IS NULL;",
-                merge(
-                    "I",
-                    f"SELECT {cols('t')}, t.{rowguid}, NULL FROM {source} t JOIN inserted i ON {on('t', 'i')} "
-                    f"WHERE i.{rowguid} IS NULL",
-                ),
-            ],
-            "UPDATE": [
-                "  -- A user's update keeps ROWGUID: old and new rows pair by it (a replicated write changes it).",
-                "  -- Keys that moved away are deletes, first; then every updated row gets a new version.",
-                merge("D", f"SELECT {cols('d')}, {version}, d.{rowguid} FROM {paired} WHERE NOT ({same_key})"),
-                f"  UPDATE t SET {rowguid} = {version} FROM {source} t JOIN inserted i ON {on('t', 'i')} "
-                f"JOIN deleted d ON d.{rowguid} = i.{rowguid};",
-                merge(
-                    "I",
-                    f"SELECT {cols('i')}, t.{rowguid}, NULL FROM {paired} JOIN {source} t ON {on('t', 'i')} "
-                    f"WHERE NOT ({same_key})",
-                ),
-                merge(
-                    "U",
-                    f"SELECT {cols('i')}, t.{rowguid}, d.{rowguid} FROM {paired} JOIN {source} t ON {on('t', 'i')} "
-                    f"WHERE {same_key}",
-                ),
-            ],
-            "DELETE": [
-                "  -- A replicated delete marks its rows first: those are not logged.",
-                merge(
-                    "D",
-                    f"SELECT {cols('d')}, {version}, d.{rowguid} FROM deleted d "
-                    f"WHERE d.{rowguid} IS NULL OR d.{rowguid} <> {self.literal(DELETE_MARK)}",
-                ),
-            ],
-        }
+        bodies = _MsSqlBidirTriggers(self, info, objects, server, publisher=publisher)
+        events = {"INSERT": bodies.insert_body(), "UPDATE": bodies.update_body(), "DELETE": bodies.delete_body()}
         steps = [DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}")]
-        for trigger, (event, body) in zip(objects.triggers, bodies.items(), strict=True):
+        for trigger, (event, body) in zip(objects.triggers, events.items(), strict=True):
             name = self.qualified(table.schema, trigger)
             steps.append(
                 DdlStep(
@@ -196,3 +143,82 @@ class MsSqlDialect(Dialect):
                 )
             )
         return steps
+
+
+class _MsSqlBidirTriggers:
+    """The bodies (lines) of one table's set-based AFTER triggers over ``inserted`` and ``deleted``."""
+
+    def __init__(
+        self, dialect: MsSqlDialect, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
+    ) -> None:
+        self.dialect, self.objects, self.publisher = dialect, objects, publisher
+        q = dialect.quote
+        self.source = dialect.qualified(info.table.schema, info.table.table)
+        self.rlog = dialect.qualified(info.table.schema, objects.rlog)
+        self.keys = [c.name for c in info.primary_key]
+        self.aliases = [f"k{i}" for i in range(1, len(self.keys) + 1)]
+        self.rowguid, self.version = q(BIDIR.rowguid), dialect.new_version_sql(server)
+        self.same_key = " AND ".join(f"i.{q(k)} = d.{q(k)}" for k in self.keys)
+        self.paired = f"inserted i JOIN deleted d ON d.{self.rowguid} = i.{self.rowguid}"
+
+    def on(self, left: str, right: str) -> str:
+        """The rows of ``left`` and ``right`` have the same key."""
+        q = self.dialect.quote
+        return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in self.keys)
+
+    def cols(self, alias: str) -> str:
+        """The key columns of ``alias``."""
+        return ", ".join(f"{alias}.{self.dialect.quote(k)}" for k in self.keys)
+
+    def merge(self, op: str, source_rows: str) -> str:
+        """Fold change ``op`` of ``source_rows`` (keys, guid, old) into the log."""
+        return self.dialect._bidir_merge(
+            self.rlog, self.objects, source_rows, self.aliases, op, publisher=self.publisher
+        )
+
+    def insert_body(self) -> list[str]:
+        source, rowguid, on = self.source, self.rowguid, self.on("t", "i")
+        return [
+            "  -- Users' rows come without a version: give them one of this server, and log them.",
+            "  -- Replicated rows bring theirs and are not logged (no echo).",
+            f"  UPDATE t SET {rowguid} = {self.version} FROM {source} t JOIN inserted i ON {on} "
+            f"WHERE i.{rowguid} IS NULL;",
+            self.merge(
+                "I",
+                f"SELECT {self.cols('t')}, t.{rowguid}, NULL FROM {source} t JOIN inserted i ON {on} "
+                f"WHERE i.{rowguid} IS NULL",
+            ),
+        ]
+
+    def update_body(self) -> list[str]:
+        source, rowguid, on, paired, same_key = self.source, self.rowguid, self.on("t", "i"), self.paired, self.same_key
+        return [
+            "  -- A user's update keeps ROWGUID: old and new rows pair by it (a replicated write changes it).",
+            "  -- Keys that moved away are deletes, first; then every updated row gets a new version.",
+            self.merge(
+                "D", f"SELECT {self.cols('d')}, {self.version}, d.{rowguid} FROM {paired} WHERE NOT ({same_key})"
+            ),
+            f"  UPDATE t SET {rowguid} = {self.version} FROM {source} t JOIN inserted i ON {on} "
+            f"JOIN deleted d ON d.{rowguid} = i.{rowguid};",
+            self.merge(
+                "I",
+                f"SELECT {self.cols('i')}, t.{rowguid}, NULL FROM {paired} JOIN {source} t ON {on} "
+                f"WHERE NOT ({same_key})",
+            ),
+            self.merge(
+                "U",
+                f"SELECT {self.cols('i')}, t.{rowguid}, d.{rowguid} FROM {paired} JOIN {source} t ON {on} "
+                f"WHERE {same_key}",
+            ),
+        ]
+
+    def delete_body(self) -> list[str]:
+        rowguid = self.rowguid
+        return [
+            "  -- A replicated delete marks its rows first: those are not logged.",
+            self.merge(
+                "D",
+                f"SELECT {self.cols('d')}, {self.version}, d.{rowguid} FROM deleted d "
+                f"WHERE d.{rowguid} IS NULL OR d.{rowguid} <> {self.dialect.literal(DELETE_MARK)}",
+            ),
+        ]
