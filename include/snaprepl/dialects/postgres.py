@@ -182,6 +182,28 @@ END"""
         source = self.qualified(table.schema, table.table)
         rlog = self.qualified(table.schema, objects.rlog)
         function = self.qualified(table.schema, objects.functions[0])
+        body = self._bidir_trigger_body(info, objects, server, publisher=publisher)
+        steps = [
+            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}"),
+            DdlStep(
+                f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$\n{body}\n$snaprepl$",
+                f"DROP FUNCTION IF EXISTS {function}()",
+            ),
+        ]
+        for trigger, event in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), strict=True):
+            steps.append(
+                DdlStep(
+                    f"CREATE TRIGGER {q(trigger)} BEFORE {event} ON {source} "
+                    f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+                    f"DROP TRIGGER IF EXISTS {q(trigger)} ON {source}",
+                )
+            )
+        return steps
+
+    def _bidir_trigger_body(self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool) -> str:
+        """The PL/pgSQL body of the row trigger function that versions users' rows and logs their changes."""
+        q = self.quote
+        rlog = self.qualified(info.table.schema, objects.rlog)
         keys = [c.name for c in info.primary_key]
         new_keys, old_keys = [f"NEW.{q(k)}" for k in keys], [f"OLD.{q(k)}" for k in keys]
         rowguid = q(BIDIR.rowguid)
@@ -193,7 +215,7 @@ END"""
                 f"{st};" for st in self.bidir_put_sql(rlog, objects, op, row_keys, guid, old, "''", publisher=publisher)
             )
 
-        body = f"""DECLARE
+        return f"""DECLARE
   snaprepl_g text;
 BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -219,22 +241,6 @@ BEGIN
     RETURN OLD;
   END IF;
 END"""
-        steps = [
-            DdlStep(self.create_bidir_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}"),
-            DdlStep(
-                f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$\n{body}\n$snaprepl$",
-                f"DROP FUNCTION IF EXISTS {function}()",
-            ),
-        ]
-        for trigger, event in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), strict=True):
-            steps.append(
-                DdlStep(
-                    f"CREATE TRIGGER {q(trigger)} BEFORE {event} ON {source} "
-                    f"FOR EACH ROW EXECUTE FUNCTION {function}()",
-                    f"DROP TRIGGER IF EXISTS {q(trigger)} ON {source}",
-                )
-            )
-        return steps
 
     def replicated_merge_sql(
         self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
