@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from snaprepl.catalog.store import Catalog, SnapshotRecord
+from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.connections import get_connection
 from snaprepl.dialects import Dialect
 from snaprepl.errors import InvalidArgument, SnapreplError

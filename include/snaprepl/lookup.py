@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
+from snaprepl.catalog.records import LogRecord, SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
 from snaprepl.dialects import Dialect

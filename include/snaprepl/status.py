@@ -9,7 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
-from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
 from snaprepl.dialects.base import BIDIR

@@ -12,9 +12,10 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.migrate import head_revision, upgrade
 from snaprepl.catalog.models import VERSION_TABLE, metadata
-from snaprepl.catalog.store import Catalog, connection_from_url
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CatalogUnavailable
 from tests.support.databases import PG_ADMIN, pg_admin_connect
 

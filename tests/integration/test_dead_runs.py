@@ -10,7 +10,7 @@ import time
 from datetime import timedelta
 
 from snaprepl import api
-from snaprepl.catalog.store import utcnow
+from snaprepl.catalog.records import utcnow
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import LEASE, snapshot_lock_name, this_holder
 from snaprepl.refresh.stale import why_dead

@@ -324,7 +324,7 @@ def test_catalog_connection_is_the_metadata_database(
     tasks as the catalog role that airflow-init grants, and by airflow-init as the database's owner."""
     from sqlalchemy.engine import make_url
 
-    from snaprepl.catalog.store import catalog_connection
+    from snaprepl.catalog.location import catalog_connection
     from snaprepl.settings import Settings
 
     env = environment(request.getfixturevalue(resolution), "airflow-scheduler")

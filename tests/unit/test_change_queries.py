@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from snaprepl.catalog.store import LogRecord
+from snaprepl.catalog.records import LogRecord
 from snaprepl.dialects import DIALECTS, Column, LogObjects
 from snaprepl.sql.change_queries import (
     change_columns,

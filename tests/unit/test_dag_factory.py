@@ -15,7 +15,7 @@ from airflow.utils.types import DagRunType as CoreDagRunType
 from snaprepl.airflow.dag_factory import build_dags, unbuildable_records
 from snaprepl.airflow.listener import label_backfill_run
 from snaprepl.airflow.runs import BACKFILL_CONF_KEY, backfill_id, resolve_mode, runs_step
-from snaprepl.catalog.store import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,

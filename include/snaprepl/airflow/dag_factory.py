@@ -22,7 +22,8 @@ from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get
 
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
-from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,

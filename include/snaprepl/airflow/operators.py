@@ -20,7 +20,8 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleExcept
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
-from snaprepl.catalog.store import Catalog, utcnow
+from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
 from snaprepl.refresh.lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest

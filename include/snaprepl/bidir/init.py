@@ -13,7 +13,7 @@ from typing import Any
 
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
-from snaprepl.catalog.store import SubscriptionRecord, utcnow
+from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.db import Database, Session
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render

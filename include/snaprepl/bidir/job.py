@@ -12,6 +12,10 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from snaprepl.bidir.sync import PublicationSync
+from snaprepl.catalog.records import utcnow
+from snaprepl.errors import ReplicationError
+from snaprepl.spark.entrypoint import run_job
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -20,10 +24,6 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
 
     :param spark: a SparkSession, or a function returning one when the job first needs it.
     """
-    from snaprepl.bidir.sync import PublicationSync
-    from snaprepl.catalog.store import utcnow
-    from snaprepl.errors import ReplicationError
-
     run_id = args.run_id or uuid.uuid4().hex
     sync = PublicationSync(
         spark, catalog, args.item, run_id, tolerance_minutes=args.tolerance_minutes, commit_rows=args.commit_rows
@@ -63,9 +63,6 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from snaprepl.errors import ReplicationError
-    from snaprepl.spark.entrypoint import run_job
-
     args = SyncJobArgs.from_argv(argv)
     return run_job(
         f"snaprepl-sync-{args.action}",

@@ -13,7 +13,7 @@ from snaprepl.bidir.judge import ROWGUID, Change, Verdict, judge
 from snaprepl.bidir.rows import current_rows, delete_row, log_change, norm_key, tombstones, write_row
 from snaprepl.bidir.sides import GUID, OLD, OP, SNAPTIME, SYNC, Side, batches, key_of, read_changes, row_of
 from snaprepl.bidir.state import Outcome, PublicationState
-from snaprepl.catalog.store import utcnow
+from snaprepl.catalog.records import utcnow
 from snaprepl.db import Session
 from snaprepl.dialects.base import BIDIR
 from snaprepl.refresh.lock import RunLock, check_leases

@@ -11,7 +11,7 @@ from snaprepl.bidir.judge import ROWGUID
 from snaprepl.bidir.rows import current_rows, delete_row, norm_key, pending_keys, write_row
 from snaprepl.bidir.sides import GUID, SNAPTIME, Side, batches, key_of, read_changes, row_of
 from snaprepl.bidir.state import Outcome, PublicationState
-from snaprepl.catalog.store import utcnow
+from snaprepl.catalog.records import utcnow
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import ReplicationError
 from snaprepl.refresh.lock import RunLock, check_leases

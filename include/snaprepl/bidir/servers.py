@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from snaprepl.catalog.store import Catalog, ServerRecord, utcnow
+from snaprepl.catalog.records import ServerRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument, InvalidName
 from snaprepl.lookup import executable_database
 from snaprepl.names import validate_conn_id

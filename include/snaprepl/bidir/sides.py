@@ -8,7 +8,7 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
-from snaprepl.catalog.store import LogRecord
+from snaprepl.catalog.records import LogRecord
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
 from snaprepl.dialects import Column

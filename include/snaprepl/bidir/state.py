@@ -9,7 +9,8 @@ from typing import Any
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sides import Side
-from snaprepl.catalog.store import Catalog, PublicationRecord, SubscriptionRecord
+from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError
 from snaprepl.spark.session import session_of
 

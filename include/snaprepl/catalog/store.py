@@ -12,18 +12,9 @@ import threading
 
 from snaprepl.catalog.conflicts import Conflicts
 from snaprepl.catalog.leases import Leases
-from snaprepl.catalog.location import catalog_connection, connection_from_url, metadata_database_url
+from snaprepl.catalog.location import catalog_connection
 from snaprepl.catalog.logs import SnapshotLogs
 from snaprepl.catalog.publications import Publications
-from snaprepl.catalog.records import (
-    LogRecord,
-    PublicationRecord,
-    ResolverRecord,
-    ServerRecord,
-    SnapshotRecord,
-    SubscriptionRecord,
-    utcnow,
-)
 from snaprepl.catalog.snapshots import Snapshots
 from snaprepl.catalog.update_replay import UpdateReplayLog
 from snaprepl.connections import ConnectionInfo
@@ -63,20 +54,3 @@ def reset_open_catalog() -> None:
         if _OPEN is not None:
             _OPEN.dispose()
         _OPEN = None
-
-
-# re-exported for importers
-__all__ = [
-    "Catalog",
-    "LogRecord",
-    "PublicationRecord",
-    "ResolverRecord",
-    "ServerRecord",
-    "SnapshotRecord",
-    "SubscriptionRecord",
-    "catalog_connection",
-    "connection_from_url",
-    "metadata_database_url",
-    "reset_open_catalog",
-    "utcnow",
-]

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.servers import register_server, server_conn
-from snaprepl.catalog.store import Catalog, LogRecord, PublicationRecord, ResolverRecord, SubscriptionRecord, utcnow
+from snaprepl.catalog.records import LogRecord, PublicationRecord, ResolverRecord, SubscriptionRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.dialects import Column, DdlStep, LogObjects, TableInfo
 from snaprepl.dialects.base import BIDIR

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from snaprepl.catalog.store import Catalog, LogRecord
+from snaprepl.catalog.records import LogRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.settings import Settings
 
 

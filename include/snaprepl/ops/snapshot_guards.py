@@ -14,7 +14,8 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from snaprepl.catalog.store import Catalog, SnapshotRecord
+from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.dialects import TableInfo
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotLogInUse

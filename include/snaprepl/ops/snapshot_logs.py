@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.records import LogRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.dialects import DdlStep, Dialect, LogObjects, TableInfo
 from snaprepl.errors import (

@@ -12,7 +12,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.records import LogRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import dag_id_collision
 from snaprepl.db import Database
 from snaprepl.dialects import Column, Dialect, TableInfo

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from snaprepl.catalog.store import Catalog, SnapshotRecord
+from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.errors import TableNotFound
 from snaprepl.lineage import sources_of

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
+from snaprepl.catalog.records import SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import SqlSession
 from snaprepl.errors import RefreshFailed

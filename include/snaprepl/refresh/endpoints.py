@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from snaprepl.catalog.store import SnapshotRecord
+from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
 from snaprepl.dialects import TableInfo

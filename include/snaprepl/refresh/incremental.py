@@ -18,7 +18,8 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
-from snaprepl.catalog.store import Catalog, LogRecord, SnapshotRecord
+from snaprepl.catalog.records import LogRecord, SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound

@@ -11,12 +11,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from snaprepl.catalog.store import Catalog
+from snaprepl.errors import RefreshFailed
+from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+from snaprepl.refresh.runner import run_refresh
+from snaprepl.spark.entrypoint import run_job
 from snaprepl.spark.job_args import RefreshJobArgs
 
 
-def request_from(args: RefreshJobArgs) -> Any:
-    from snaprepl.refresh.model import RefreshRequest
-
+def request_from(args: RefreshJobArgs) -> RefreshRequest:
     values: dict[str, Any] = {
         "snapshot": args.snapshot,
         "mode": args.mode,
@@ -30,18 +33,13 @@ def request_from(args: RefreshJobArgs) -> Any:
     return RefreshRequest(**values)
 
 
-def run(spark: Any, request: Any, catalog: Any) -> Any:
+def run(spark: Any, request: RefreshRequest, catalog: Catalog) -> RefreshOutcome:
     """Refresh ``request.snapshot`` with ``spark`` (a session, or a function starting one when first
     needed); see :func:`snaprepl.refresh.runner.run_refresh`."""
-    from snaprepl.refresh.runner import run_refresh
-
     return run_refresh(spark, request, catalog=catalog)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from snaprepl.errors import RefreshFailed
-    from snaprepl.spark.entrypoint import run_job
-
     args = RefreshJobArgs.from_argv(argv)
     return run_job(
         f"snaprepl-refresh-{args.snapshot}",

@@ -20,7 +20,8 @@ from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
-from snaprepl.catalog.store import Catalog, utcnow
+from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import LeaseLost, SnapshotBusy
 
 LEASE = timedelta(minutes=10)

@@ -6,7 +6,8 @@ import dataclasses
 import time
 from typing import Any
 
-from snaprepl.catalog.store import Catalog, utcnow
+from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.complete import refresh_complete

@@ -17,7 +17,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from snaprepl.catalog.store import Catalog, SnapshotRecord, utcnow
+from snaprepl.catalog.records import SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapshotBusy
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import LEASE, RunLock, holder_is_dead, snapshot_lock_name

@@ -12,7 +12,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from snaprepl.catalog.store import Catalog
+from snaprepl.connections import get_connection
 from snaprepl.errors import SnapreplError
+from snaprepl.spark.errors import root_cause
+from snaprepl.spark.lifeline import attach
+from snaprepl.spark.session import LazySession
 
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
 
@@ -36,12 +41,6 @@ def run_job(
     :param failure: the error class reported (by name, see :func:`snaprepl.errors.error_class`) for
         unexpected exceptions.
     """
-    from snaprepl.catalog.store import Catalog
-    from snaprepl.connections import get_connection
-    from snaprepl.spark.errors import root_cause
-    from snaprepl.spark.lifeline import attach
-    from snaprepl.spark.session import LazySession
-
     spark = LazySession(app_name)
     try:
         attach()  # credentials into memory and off the disk; die with the JVM and with the submitter

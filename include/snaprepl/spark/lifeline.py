@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from snaprepl import connections
+
 #: Environment variable naming the submitting process as ``<host>:<pid>:<start time>``.
 SUBMITTER_ENV = "SNAPREPL_SUBMITTER"
 #: Environment variable carrying the run id to every process of a job (to find them, e.g. in tests).
@@ -75,8 +77,6 @@ def attach() -> None:
 
 def take_connections() -> None:
     """Read the connections file into memory once and delete it."""
-    from snaprepl import connections
-
     path = os.environ.get(connections.CONNECTIONS_FILE_ENV)
     if not path or connections.TAKEN_CONNECTIONS is not None:
         return
@@ -125,8 +125,6 @@ def _wait_for_exit(pid: int, start: str, handle: int | None) -> None:
 def abandon() -> None:
     """End this driver now: its submitter or JVM is gone, nobody would read its result, and what it
     has not committed must not be committed."""
-    from snaprepl import connections
-
     with contextlib.suppress(Exception):
         path = os.environ.get(connections.CONNECTIONS_FILE_ENV)
         if path:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from snaprepl.catalog.store import LogRecord
+from snaprepl.catalog.records import LogRecord
 from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.types import GenericType, render
 

@@ -3,18 +3,15 @@ CLI, the Python API and the Airflow operator alike."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from snaprepl.catalog.location import catalog_connection
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import SnapreplError
-from snaprepl.refresh import job
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import RefreshJobArgs
-from snaprepl.submit.submission import Submission, prepare, run_submission
+from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
 
 
 def catalog_connection_of(catalog: Catalog, settings: Settings) -> ConnectionInfo:
@@ -42,7 +39,7 @@ def prepare_refresh(
     """The spark-submit of ``request`` on ``snapshot``, ready to run (its caller cleans it up)."""
     return prepare(
         job="refresh_snapshot",
-        module_file=Path(job.__file__),
+        module_file=job_module_file("snaprepl.refresh.job"),
         args=refresh_arguments(request, settings),
         connections=[
             catalog_connection_of(catalog, settings),

@@ -29,9 +29,24 @@ from snaprepl.spark.session import SPARK_CONF
 _REPO_JOBS = Path(__file__).resolve().parents[3] / "spark_jobs"
 
 
+def job_module_file(module: str) -> Path:
+    """The file of job module ``module`` (e.g. ``snaprepl.refresh.job``), found without importing it:
+    the submitting side must not load the job's code (and with it pyspark)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise SnapreplError(f"the job module {module} is not installed", "reinstall snaprepl")
+    return Path(spec.origin)
+
+
 def job_application(name: str, module_file: Path) -> str:
-    """The spark-submit application of job ``name``: ``spark_jobs/<name>.py`` when the project's
-    directory is there, else the package's own module (which runs the same ``main``)."""
+    """The spark-submit application of job ``name``.
+
+    Both candidates run the same ``main`` (the job module's): ``spark_jobs/<name>.py``, a three-line
+    shim, when the project's directory is there (a deployment, the tests, the demo), else the job
+    module itself (snaprepl installed without the project's directory). The shim is preferred because
+    Python puts a script's own folder first on ``sys.path``: ``spark_jobs/`` holds nothing that can
+    shadow an import, while a package folder (``refresh/``, ``bidir/``) holds modules with plain names.
+    """
     candidate = _REPO_JOBS / f"{name}.py"
     return str(candidate if candidate.exists() else module_file)
 

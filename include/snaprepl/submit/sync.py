@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
-from snaprepl.bidir import job
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sync import Outcome
 from snaprepl.catalog.store import Catalog
@@ -15,7 +13,7 @@ from snaprepl.errors import ReplicationError
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import DEFAULT_ROWS_PER_COMMIT, SyncJobArgs
 from snaprepl.submit.refresh import catalog_connection_of
-from snaprepl.submit.submission import Submission, prepare, run_submission
+from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
 
 #: Runs one sync job: (action, item, server or None, rows_per_commit, catalog, settings) -> outcomes.
 Syncer = Callable[[str, str, "str | None", int, Catalog, Settings], list[Outcome]]
@@ -79,7 +77,7 @@ def prepare_sync(
     replaces the replica in one transaction (readers see the old rows or the new ones)."""
     return prepare(
         job="sync_publication",
-        module_file=Path(job.__file__),
+        module_file=job_module_file("snaprepl.bidir.job"),
         args=sync_arguments(action, item, server, rows_per_commit, settings, run_id, atomic=atomic),
         connections=sync_connections(catalog, settings, item, server),
         settings=settings,

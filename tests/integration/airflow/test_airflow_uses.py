@@ -23,7 +23,9 @@ import sqlalchemy as sa
 
 from snaprepl.catalog import lease_log
 from snaprepl.catalog import models as m
-from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url, utcnow
+from snaprepl.catalog.location import connection_from_url
+from snaprepl.catalog.records import SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from tests.support.airflow_cluster import AirflowCluster

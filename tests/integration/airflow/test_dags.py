@@ -143,7 +143,7 @@ def test_a_name_whose_dag_id_another_snapshot_has_is_refused_at_creation(
     snapshots, pg_db, sqlite_db, catalog, settings, refresher, monkeypatch
 ) -> None:
     from snaprepl import dag_names as naming
-    from snaprepl.catalog.store import SnapshotRecord, utcnow
+    from snaprepl.catalog.records import SnapshotRecord, utcnow
     from snaprepl.errors import SnapshotExists
 
     monkeypatch.setattr(naming, "digest", lambda text: "0" * 10)  # a hash collision, made to happen

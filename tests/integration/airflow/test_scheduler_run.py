@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.catalog.store import Catalog, SnapshotRecord, connection_from_url
+from snaprepl.catalog.location import connection_from_url
+from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.submit.submission import private_dir
 from tests.support.airflow_cluster import AirflowCluster
