@@ -15,7 +15,7 @@ from typing import Any
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import ReplicationError
-from snaprepl.spark.entrypoint import run_job
+from snaprepl.spark.entrypoint import JobRun
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -64,12 +64,9 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = SyncJobArgs.from_argv(argv)
-    return run_job(
-        f"snaprepl-sync-{args.action}",
-        args.catalog_conn,
-        lambda spark, catalog: {"outcomes": [o.to_dict() for o in run(spark, args, catalog)]},
-        failure=ReplicationError,
-    )
+    with JobRun(f"snaprepl-sync-{args.action}", args.catalog_conn, failure=ReplicationError) as job:
+        job.result = {"outcomes": [o.to_dict() for o in run(job.spark, args, job.open_catalog())]}
+    return job.exit_code
 
 
 if __name__ == "__main__":

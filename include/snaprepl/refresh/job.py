@@ -15,7 +15,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.refresh.runner import run_refresh
-from snaprepl.spark.entrypoint import run_job
+from snaprepl.spark.entrypoint import JobRun
 from snaprepl.spark.job_args import RefreshJobArgs
 
 
@@ -41,12 +41,9 @@ def run(spark: Any, request: RefreshRequest, catalog: Catalog) -> RefreshOutcome
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = RefreshJobArgs.from_argv(argv)
-    return run_job(
-        f"snaprepl-refresh-{args.snapshot}",
-        args.catalog_conn,
-        lambda spark, catalog: {"outcome": run(spark, request_from(args), catalog).to_dict()},
-        failure=RefreshFailed,
-    )
+    with JobRun(f"snaprepl-refresh-{args.snapshot}", args.catalog_conn, failure=RefreshFailed) as job:
+        job.result = {"outcome": run(job.spark, request_from(args), job.open_catalog()).to_dict()}
+    return job.exit_code
 
 
 if __name__ == "__main__":

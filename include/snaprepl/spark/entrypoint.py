@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 from snaprepl.catalog.store import Catalog
@@ -31,29 +31,63 @@ def write_result(payload: dict[str, Any]) -> None:
             handle.write(json.dumps(payload, default=str))
 
 
-def run_job(
-    app_name: str, catalog_conn: str, work: Callable[[Any, Any], dict[str, Any]], *, failure: type[SnapreplError]
-) -> int:
-    """Run ``work(spark, catalog)``, whose dict goes into the result; return the exit code.
+class JobRun:
+    """What every job does around its work, as a ``with`` block the job's ``main`` opens::
 
-    :param app_name: the SparkSession's name (started only if ``work`` asks for it).
+        with JobRun("snaprepl-refresh-x", args.catalog_conn, failure=RefreshFailed) as job:
+            job.result = {"outcome": ...work(job.spark, job.open_catalog())...}
+        return job.exit_code
+
+    On leaving the block the result (or the error) goes to the result file and the SparkSession
+    stops. An error is reported by its class name (see :func:`snaprepl.errors.error_class`):
+    snaprepl's own as they are, with one ``snaprepl: error:`` line; any other exception as
+    ``failure`` with its root cause, after its traceback. The work runs in the job's own frames, so
+    the call path goes straight down from ``main`` to the runner, never back up through here.
+
+    :param app_name: the SparkSession's name (started only if the work asks for it).
     :param catalog_conn: the Airflow connection id of the catalog.
-    :param failure: the error class reported (by name, see :func:`snaprepl.errors.error_class`) for
-        unexpected exceptions.
+    :param failure: the error class reported for unexpected exceptions.
     """
-    spark = LazySession(app_name)
-    try:
-        attach()  # credentials into memory and off the disk; die with the JVM and with the submitter
-        catalog = Catalog.from_connection(get_connection(catalog_conn))
-        write_result({"ok": True, **work(spark, catalog)})
-        return 0
-    except SnapreplError as err:
-        write_result({"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}})
-        print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
-        return 1
-    except Exception as err:
-        traceback.print_exc()
-        write_result({"ok": False, "error": {"type": failure.__name__, "message": root_cause(err), "hint": None}})
-        return 1
-    finally:
-        spark.stop()
+
+    def __init__(self, app_name: str, catalog_conn: str, *, failure: type[SnapreplError]) -> None:
+        self.spark = LazySession(app_name)
+        self.result: dict[str, Any] = {}
+        self.exit_code = 1
+        self._catalog_conn = catalog_conn
+        self._failure = failure
+
+    def __enter__(self) -> JobRun:
+        return self
+
+    def open_catalog(self) -> Catalog:
+        """Take the credentials into memory and off the disk (and die with the JVM and the submitter),
+        then open the catalog."""
+        attach()
+        return Catalog.from_connection(get_connection(self._catalog_conn))
+
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> bool:
+        try:
+            if err is None:
+                write_result({"ok": True, **self.result})
+                self.exit_code = 0
+                return False
+            if isinstance(err, SnapreplError):
+                write_result(
+                    {"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}}
+                )
+                print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
+                return True
+            if isinstance(err, Exception):
+                traceback.print_exception(err)
+                write_result(
+                    {"ok": False, "error": {"type": self._failure.__name__, "message": root_cause(err), "hint": None}}
+                )
+                return True
+            return False  # KeyboardInterrupt, SystemExit: on their way out
+        finally:
+            self.spark.stop()
+
+
+def _error(kind: type[SnapreplError], message: str, hint: str | None) -> dict[str, str | None]:
+    """An error as the result file carries it: the class by name, for the submitter to raise again."""
+    return {"type": kind.__name__, "message": message, "hint": hint}
