@@ -4,7 +4,7 @@ Records, in order, the snaprepl modules whose functions run, and for every datab
 snaprepl function sends (a DB-API ``execute``/``executemany``/``copy_expert``, or Spark's JDBC
 ``save``/``jdbc``), the chain of snaprepl modules on the call stack, from the entry point down to
 the caller. Writes them to ``$SNAPREPL_TRACE_DIR/<pid>.txt`` at exit. Module bodies run by imports
-are not counted.
+are not counted, nor anything they call while a module is being imported.
 """
 
 import atexit
@@ -30,10 +30,17 @@ if _out:
     def _ours(frame):  # type: ignore[no-untyped-def]
         return frame is not None and frame.f_globals.get("__name__", "").startswith("snaprepl")
 
+    def _importing(frame):  # type: ignore[no-untyped-def]
+        while frame is not None:
+            if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") != "__main__":
+                return True
+            frame = frame.f_back
+        return False
+
     def _profile(frame, event, arg):  # type: ignore[no-untyped-def]
         if event == "call" and frame.f_code.co_name != "<module>":
             name = frame.f_globals.get("__name__", "")
-            if name.startswith("snaprepl"):
+            if name.startswith("snaprepl") and not _importing(frame):
                 if not _seen or _seen[-1] != name:
                     _seen.append(name)
             elif frame.f_code.co_name in _STATEMENTS and _ours(frame.f_back):
