@@ -24,8 +24,7 @@ Locks = dict[str, tuple[str, str, datetime]]
 
 @dataclass(frozen=True)
 class _PublicationContext:
-    """What every subscriber's entry of one publication reads: servers' connections, leases, the
-    publisher's log, and whether to probe."""
+    """What each subscriber's entry reads: servers' connections, leases, the publisher's log, probing."""
 
     servers: dict[str, str]
     locks: Locks
