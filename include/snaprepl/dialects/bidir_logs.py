@@ -30,6 +30,23 @@ class PutParts:
     after: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class MergeShape:
+    """How a MERGE dialect writes the put of :meth:`BidirLogs._merge_put_sql`: the statement's head
+    (``{rlog}`` filled in), each clause's indent, the aliases of log and rows, the rows' version
+    columns, and whether key aliases are quoted."""
+
+    head: str
+    using_indent: str
+    on_indent: str
+    when_indent: str
+    target: str
+    source: str
+    guid: str
+    old: str
+    quote_aliases: bool
+
+
 def _folded(op: str, dml: str, based_on: str) -> tuple[str, str]:
     """DMLTYPE and OLD_ROWGUID of a pending entry (columns ``dml`` and ``based_on``) once change ``op``
     is folded into it: I+U -> I, U+U -> U, U+D -> D, D+I -> U."""
@@ -83,6 +100,8 @@ class BidirLogs:
     #: The empty text of SYNC_ID (pending) and ORIGIN (a user's change): '' (Oracle, where '' is NULL,
     #: uses a single space).
     empty_text: ClassVar[str] = "''"
+    #: How the dialect's MERGE puts look (None: the dialect puts otherwise).
+    merge_shape: ClassVar[MergeShape | None] = None
 
     def bidir_log_objects(self, table: ResolvedTable, key_columns: Sequence[str]) -> LogObjects:
         """Names of a bi-directional log's objects (the seed lists other triggers for some dialects)."""
@@ -150,6 +169,32 @@ class BidirLogs:
             after an insert is kept as a delete (the insert may have reached subscribers already),
             where a subscriber's log, whose pending entries no one has seen, forgets both."""
         raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+
+    def _merge_put_sql(
+        self, rlog: str, objects: LogObjects, source: str, aliases: list[str], op: str, *, publisher: bool
+    ) -> str:
+        """Fold change ``op`` of the rows of ``source`` (columns ``aliases``, guid, old) into the log with
+        one MERGE, written as the dialect's :attr:`merge_shape` says (SQL Server, DB2)."""
+        shape, q, cols, bidir = self.merge_shape, self.quote, self.log_columns, BIDIR
+        if shape is None:
+            raise UnsupportedConnection(f"{self.name} writes no MERGE puts")
+        t, s, w = shape.target, shape.source, shape.when_indent
+        names = [q(a) if shape.quote_aliases else a for a in aliases]
+        keys = [f"{s}.{n}" for n in names]
+        entry = (f"{s}.{shape.guid}", f"{s}.{shape.old}", "''", None)
+        parts = self._put_parts(rlog, objects, op, keys, entry, existing=f"{t}.", publisher=publisher, when=None)
+        on = " AND ".join(f"{t}.{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
+        forget = f"{w}WHEN MATCHED AND {t}.{q(cols.dmltype)} = 'I' THEN DELETE\n" if op == "D" and not publisher else ""
+        return (
+            f"{shape.head.format(rlog=rlog)}\n"
+            f"{shape.using_indent}USING ({source}) AS {s} ({', '.join(names)}, {shape.guid}, {shape.old})\n"
+            f"{shape.on_indent}ON {on} AND {t}.{q(bidir.sync_id)} = ''\n"
+            f"{forget}"
+            f"{w}WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
+            f"{q(cols.rowguid)} = {s}.{shape.guid}, {q(bidir.origin)} = '', "
+            f"{q(cols.dmltype)} = {parts.type}, {q(bidir.old_rowguid)} = {parts.old}\n"
+            f"{w}WHEN NOT MATCHED THEN INSERT ({parts.columns}) VALUES ({parts.values});"
+        )
 
     def _put_parts(
         self,

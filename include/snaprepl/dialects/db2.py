@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.bidir_logs import MergeShape
 from snaprepl.names import ResolvedTable, with_suffix
 
 ROWGUID_SEQUENCE = "opl_seq_rowguid"
@@ -123,27 +124,17 @@ class Db2Dialect(Dialect):
             sequences=(ROWGUID_SEQUENCE,),
         )
 
-    def _bidir_merge(
-        self, rlog: str, objects: LogObjects, source: str, aliases: list[str], op: str, *, publisher: bool
-    ) -> str:
-        """Fold change ``op`` of the rows of ``source`` (columns ``aliases``, GUID, OLD) into the log."""
-        q, cols, bidir = self.quote, self.log_columns, BIDIR
-        keys = [f"S.{a}" for a in aliases]
-        parts = self._put_parts(
-            rlog, objects, op, keys, ("S.GUID", "S.OLD", "''", None), existing="L.", publisher=publisher, when=None
-        )
-        on = " AND ".join(f"L.{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
-        forget = f"    WHEN MATCHED AND L.{q(cols.dmltype)} = 'I' THEN DELETE\n" if op == "D" and not publisher else ""
-        return (
-            f"MERGE INTO {rlog} AS L\n"
-            f"    USING ({source}) AS S ({', '.join(aliases)}, GUID, OLD)\n"
-            f"    ON {on} AND L.{q(bidir.sync_id)} = ''\n"
-            f"{forget}"
-            f"    WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
-            f"{q(cols.rowguid)} = S.GUID, {q(bidir.origin)} = '', "
-            f"{q(cols.dmltype)} = {parts.type}, {q(bidir.old_rowguid)} = {parts.old}\n"
-            f"    WHEN NOT MATCHED THEN INSERT ({parts.columns}) VALUES ({parts.values});"
-        )
+    merge_shape = MergeShape(
+        head="MERGE INTO {rlog} AS L",
+        using_indent="    ",
+        on_indent="    ",
+        when_indent="    ",
+        target="L",
+        source="S",
+        guid="GUID",
+        old="OLD",
+        quote_aliases=False,
+    )
 
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
@@ -188,7 +179,7 @@ class _Db2BidirTriggers:
 
     def merge(self, op: str, rows: str) -> str:
         """Fold change ``op`` of ``rows`` (keys, GUID, OLD) into the log."""
-        return self.dialect._bidir_merge(self.rlog, self.objects, rows, self.aliases, op, publisher=self.publisher)
+        return self.dialect._merge_put_sql(self.rlog, self.objects, rows, self.aliases, op, publisher=self.publisher)
 
     def version_rows(self, condition: str) -> str:
         """Give the table's rows paired by ROWGUID under ``condition`` a new version."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.bidir_logs import MergeShape
 from snaprepl.names import ResolvedTable, with_suffix
 
 
@@ -101,27 +102,17 @@ class MsSqlDialect(Dialect):
     def new_version_sql(self, server: str) -> str:
         return f"{self.literal(server + '@')} + {self.uuid_sql()}"
 
-    def _bidir_merge(
-        self, rlog: str, objects: LogObjects, source: str, aliases: list[str], op: str, *, publisher: bool
-    ) -> str:
-        """Fold change ``op`` of the rows of ``source`` (columns ``aliases``, [guid], [old]) into the log."""
-        q, cols, bidir = self.quote, self.log_columns, BIDIR
-        keys = [f"s.{q(a)}" for a in aliases]
-        parts = self._put_parts(
-            rlog, objects, op, keys, ("s.[guid]", "s.[old]", "''", None), existing="l.", publisher=publisher, when=None
-        )
-        on = " AND ".join(f"l.{q(lk)} = {k}" for lk, k in zip(objects.key_columns, keys, strict=True))
-        forget = f"   WHEN MATCHED AND l.{q(cols.dmltype)} = 'I' THEN DELETE\n" if op == "D" and not publisher else ""
-        return (
-            f"  MERGE {rlog} WITH (HOLDLOCK) AS l\n"
-            f"  USING ({source}) AS s ({', '.join(q(a) for a in aliases)}, [guid], [old])\n"
-            f"     ON {on} AND l.{q(bidir.sync_id)} = ''\n"
-            f"{forget}"
-            f"   WHEN MATCHED THEN UPDATE SET {q(cols.snaptime)} = {self.utc_now_sql()}, "
-            f"{q(cols.rowguid)} = s.[guid], {q(bidir.origin)} = '', "
-            f"{q(cols.dmltype)} = {parts.type}, {q(bidir.old_rowguid)} = {parts.old}\n"
-            f"   WHEN NOT MATCHED THEN INSERT ({parts.columns}) VALUES ({parts.values});"
-        )
+    merge_shape = MergeShape(
+        head="  MERGE {rlog} WITH (HOLDLOCK) AS l",
+        using_indent="  ",
+        on_indent="     ",
+        when_indent="   ",
+        target="l",
+        source="s",
+        guid="[guid]",
+        old="[old]",
+        quote_aliases=True,
+    )
 
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
@@ -172,7 +163,7 @@ class _MsSqlBidirTriggers:
 
     def merge(self, op: str, source_rows: str) -> str:
         """Fold change ``op`` of ``source_rows`` (keys, guid, old) into the log."""
-        return self.dialect._bidir_merge(
+        return self.dialect._merge_put_sql(
             self.rlog, self.objects, source_rows, self.aliases, op, publisher=self.publisher
         )
 
