@@ -11,7 +11,7 @@ import pytest
 
 from snaprepl.dialects import DIALECTS, Column
 from snaprepl.refresh import transforms as T
-from snaprepl.refresh.incremental import staging_index_sql
+from snaprepl.sql.change_queries import staging_index_sql
 from tests.support.databases import RealDatabase
 
 FIXTURE = {"postgres": "pg_db", "mysql": "mysql_db", "sqlite": "sqlite_db"}
