@@ -328,3 +328,47 @@ class BidirLogs:
     def _no_pending(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str:
         match = " AND ".join(f"{self.quote(lk)} = {k}" for lk, k in zip(log_keys, keys_of, strict=True))
         return f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {match})"
+
+
+class MergeTriggers:
+    """What the set-based triggers of a MERGE dialect (SQL Server, DB2) share for one table: its names,
+    key conditions between row sets, and the put of a change (:meth:`BidirLogs._merge_put_sql`).
+
+    :param new: the new rows' table and alias (``("inserted i", "i")``, ``("N", "N")``); ``old`` likewise.
+    :param alias: prefix of the key columns' aliases in the put's row source.
+    """
+
+    def __init__(
+        self,
+        dialect: BidirLogs,
+        info: TableInfo,
+        objects: LogObjects,
+        server: str,
+        *,
+        publisher: bool,
+        new: tuple[str, str],
+        old: tuple[str, str],
+        alias: str,
+    ) -> None:
+        self.dialect, self.objects, self.publisher = dialect, objects, publisher
+        q = dialect.quote
+        self.source = dialect.qualified(info.table.schema, info.table.table)
+        self.rlog = dialect.qualified(info.table.schema, objects.rlog)
+        self.keys = [c.name for c in info.primary_key]
+        self.aliases = [f"{alias}{i}" for i in range(1, len(self.keys) + 1)]
+        self.rowguid, self.version = q(BIDIR.rowguid), dialect.new_version_sql(server)
+        self.same_key = self.on(new[1], old[1])
+        self.paired = f"{new[0]} JOIN {old[0]} ON {old[1]}.{self.rowguid} = {new[1]}.{self.rowguid}"
+
+    def on(self, left: str, right: str) -> str:
+        """The rows of ``left`` and ``right`` have the same key."""
+        q = self.dialect.quote
+        return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in self.keys)
+
+    def cols(self, alias: str) -> str:
+        """The key columns of ``alias``."""
+        return ", ".join(f"{alias}.{self.dialect.quote(k)}" for k in self.keys)
+
+    def merge(self, op: str, rows: str) -> str:
+        """Fold change ``op`` of ``rows`` (keys, guid, old guid) into the log."""
+        return self.dialect._merge_put_sql(self.rlog, self.objects, rows, self.aliases, op, publisher=self.publisher)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
-from snaprepl.dialects.bidir_logs import MergeShape
+from snaprepl.dialects.base import DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.bidir_logs import MergeShape, MergeTriggers
 from snaprepl.names import ResolvedTable, with_suffix
 
 ROWGUID_SEQUENCE = "opl_seq_rowguid"
@@ -152,34 +152,14 @@ class Db2Dialect(Dialect):
         ]
 
 
-class _Db2BidirTriggers:
+class _Db2BidirTriggers(MergeTriggers):
     """The statement triggers of one table's bi-directional log (``N``/``O``: new/old transition tables)."""
 
     def __init__(
         self, dialect: Db2Dialect, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> None:
-        self.dialect, self.objects, self.publisher = dialect, objects, publisher
-        q = dialect.quote
-        self.source = dialect.qualified(info.table.schema, info.table.table)
-        self.rlog = dialect.qualified(info.table.schema, objects.rlog)
-        self.keys = [c.name for c in info.primary_key]
-        self.aliases = [f"K{i}" for i in range(1, len(self.keys) + 1)]
-        self.rowguid, self.version = q(BIDIR.rowguid), dialect.new_version_sql(server)
-        self.same_key = " AND ".join(f"N.{q(k)} = O.{q(k)}" for k in self.keys)
-        self.paired = f"N JOIN O ON O.{self.rowguid} = N.{self.rowguid}"
-
-    def on(self, left: str, right: str) -> str:
-        """The rows of ``left`` and ``right`` have the same key."""
-        q = self.dialect.quote
-        return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in self.keys)
-
-    def cols(self, alias: str) -> str:
-        """The key columns of ``alias``."""
-        return ", ".join(f"{alias}.{self.dialect.quote(k)}" for k in self.keys)
-
-    def merge(self, op: str, rows: str) -> str:
-        """Fold change ``op`` of ``rows`` (keys, GUID, OLD) into the log."""
-        return self.dialect._merge_put_sql(self.rlog, self.objects, rows, self.aliases, op, publisher=self.publisher)
+        super().__init__(dialect, info, objects, server, publisher=publisher, new=("N", "N"), old=("O", "O"), alias="K")
+        self.dialect: Db2Dialect = dialect
 
     def version_rows(self, condition: str) -> str:
         """Give the table's rows paired by ROWGUID under ``condition`` a new version."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
-from snaprepl.dialects.bidir_logs import MergeShape
+from snaprepl.dialects.base import DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.bidir_logs import MergeShape, MergeTriggers
 from snaprepl.names import ResolvedTable, with_suffix
 
 
@@ -136,36 +136,23 @@ class MsSqlDialect(Dialect):
         return steps
 
 
-class _MsSqlBidirTriggers:
+class _MsSqlBidirTriggers(MergeTriggers):
     """The bodies (lines) of one table's set-based AFTER triggers over ``inserted`` and ``deleted``."""
 
     def __init__(
         self, dialect: MsSqlDialect, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> None:
-        self.dialect, self.objects, self.publisher = dialect, objects, publisher
-        q = dialect.quote
-        self.source = dialect.qualified(info.table.schema, info.table.table)
-        self.rlog = dialect.qualified(info.table.schema, objects.rlog)
-        self.keys = [c.name for c in info.primary_key]
-        self.aliases = [f"k{i}" for i in range(1, len(self.keys) + 1)]
-        self.rowguid, self.version = q(BIDIR.rowguid), dialect.new_version_sql(server)
-        self.same_key = " AND ".join(f"i.{q(k)} = d.{q(k)}" for k in self.keys)
-        self.paired = f"inserted i JOIN deleted d ON d.{self.rowguid} = i.{self.rowguid}"
-
-    def on(self, left: str, right: str) -> str:
-        """The rows of ``left`` and ``right`` have the same key."""
-        q = self.dialect.quote
-        return " AND ".join(f"{left}.{q(k)} = {right}.{q(k)}" for k in self.keys)
-
-    def cols(self, alias: str) -> str:
-        """The key columns of ``alias``."""
-        return ", ".join(f"{alias}.{self.dialect.quote(k)}" for k in self.keys)
-
-    def merge(self, op: str, source_rows: str) -> str:
-        """Fold change ``op`` of ``source_rows`` (keys, guid, old) into the log."""
-        return self.dialect._merge_put_sql(
-            self.rlog, self.objects, source_rows, self.aliases, op, publisher=self.publisher
+        super().__init__(
+            dialect,
+            info,
+            objects,
+            server,
+            publisher=publisher,
+            new=("inserted i", "i"),
+            old=("deleted d", "d"),
+            alias="k",
         )
+        self.dialect: MsSqlDialect = dialect
 
     def insert_body(self) -> list[str]:
         source, rowguid, on = self.source, self.rowguid, self.on("t", "i")
