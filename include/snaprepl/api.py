@@ -20,6 +20,7 @@ from snaprepl.arguments import Flag, checked
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
+from snaprepl.ops import collection_pubs as coll
 from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots
 from snaprepl.ops.publications import (
     add_resolver,
@@ -241,6 +242,8 @@ def repl_snp_server(
             dsn,
             dsn,
         )
+    if coll.is_collection_conn(dsn):
+        return coll.register_collection_server(dsn, catalog=_catalog(catalog))
     return register_server(dsn, catalog=_catalog(catalog))
 
 
@@ -252,25 +255,34 @@ def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
 
 @checked
 def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
-    """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers)."""
+    """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers);
+    ``REPL_CREATE_SNAPSHOT_PUB('/path/collection/@conn_id', 1)``: publish a WebDAV collection or folder."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.create_collection_publication(item, catalog=_catalog(catalog))
     return create_publication(parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
 def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_PUB(item, 2)``: drop a publication with its subscriptions and resolvers."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.drop_collection_publication(item, catalog=_catalog(catalog))
     return drop_publication(parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
 def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_CREATE_SNAPSHOT_SUB(server, item, 2)``: create the replica on a registered server."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.create_collection_subscription(str(server), item, catalog=_catalog(catalog))
     return create_subscription(server, parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
 @checked
 def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
     """``REPL_DROP_SNAPSHOT_SUB(server, item, 2)``: drop a subscription and its replica."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.drop_collection_subscription(str(server), item, catalog=_catalog(catalog))
     return drop_subscription(server, parse_table_ref(item), type, catalog=_catalog(catalog))
 
 
@@ -286,7 +298,11 @@ def repl_init_snapshot(
     syncer: Syncer | None = None,
 ) -> SyncResult:
     """``REPL_INIT_SNAPSHOT(server, item, 2[, rows_per_commit])``: load the publisher's rows into the
-    replica, committing every ``rows_per_commit`` rows (default 100, as the seed)."""
+    replica, committing every ``rows_per_commit`` rows (default 100, as the seed). Type 1: copy the
+    collection, committing per resource, in this process."""
+    if type == coll.COLLECTION_TYPE:
+        counts = coll.init_collection(str(server), item, catalog=_catalog(catalog))
+        return SyncResult(f"REPL_INIT_SNAPSHOT {item} on {server}", [str(counts)])
     check_type(type)
     catalog = _catalog(catalog)
     publication, _ = find_publication(catalog, parse_table_ref(item))
@@ -306,7 +322,12 @@ def repl_update_snapshot(
     syncer: Syncer | None = None,
 ) -> SyncResult:
     """``REPL_UPDATE_SNAPSHOT(item, 2)``: pull every subscriber's changes into the publisher (with
-    conflict resolution), then push the publisher's log to every subscriber but each change's origin."""
+    conflict resolution), then push the publisher's log to every subscriber but each change's origin.
+    Type 1: scan and sync the collection in this process, resource by resource."""
+    if type == coll.COLLECTION_TYPE:
+        catalog, settings = _catalog(catalog), _settings(settings)
+        counts = coll.sync_collection(item, catalog=catalog)
+        return SyncResult(f"REPL_UPDATE_SNAPSHOT {item}", [str(counts)], notify_conflicts(catalog, settings))
     check_type(type)
     catalog, settings = _catalog(catalog), _settings(settings)
     publication, _ = find_publication(catalog, parse_table_ref(item))
@@ -332,6 +353,21 @@ def repl_add_snapshot_cr(
         path ``package.module:function`` of a resolver of your own.
     """
     return add_resolver(parse_table_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
+
+
+@checked
+def repl_add_dav_cr(
+    collection: str,
+    klass: str,
+    notify_email: str | None = None,
+    notify_text: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+) -> Any:
+    """``REPL_ADD_DAV_CR(collection, class[, notify_email, notify_text])``: a conflict resolver of a
+    collection (and the collections under it that have none): ``pub_wins``, ``sub_wins`` or
+    ``package.module:function``."""
+    return coll.add_dav_resolver(collection, klass, notify_email, notify_text, catalog=_catalog(catalog))
 
 
 @checked
@@ -373,6 +409,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_init_snapshot,
         repl_update_snapshot,
         repl_add_snapshot_cr,
+        repl_add_dav_cr,
         repl_set_publication_schedule,
         repl_purge_urplogs,
     )

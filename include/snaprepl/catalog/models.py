@@ -220,3 +220,31 @@ SYS_REPL_BACKFILL = Table(
 )
 
 VERSION_TABLE = "alembic_version_snaprepl"
+
+SYS_DAV_MANIFEST = Table(
+    "SYS_DAV_MANIFEST",
+    metadata,
+    Column("DM_ITEM", NAME, primary_key=True, comment="published collection: /path/@conn_id"),
+    Column("DM_SERVER", ASCII_IDENT, primary_key=True, comment="replication name of the side scanned"),
+    Column("DM_PATH_KEY", String(64).with_variant(mysql.VARCHAR(64, charset="ascii"), "mysql", "mariadb"),
+           primary_key=True, comment="sha256 of DM_PATH (keeps the key short)"),
+    Column("DM_PATH", Text, nullable=False, comment="resource path relative to the collection"),
+    Column("DM_ETAG", String(255)),
+    Column("DM_SIZE", BigInteger),
+    Column("DM_MTIME", String(64)),
+    Column("DM_ROWGUID", ASCII_IDENT, nullable=False, comment="version of the resource (or of its deletion)"),
+    Column("DM_OLD_ROWGUID", ASCII_IDENT, comment="version agreed with the publisher at the last sync"),
+    Column("DM_DELETED", Boolean, nullable=False, default=False),
+)
+
+SYS_DAV_CR = Table(
+    "SYS_DAV_CR",
+    metadata,
+    Column("DCR_ID", Integer, primary_key=True, autoincrement=True),
+    Column("DCR_COLLECTION", NAME, nullable=False, comment="collection: /path/@conn_id"),
+    Column("DCR_ORDER", Integer, nullable=False),
+    Column("DCR_CLASS", String(500), nullable=False, comment="pub_wins, sub_wins or package.module:function"),
+    Column("DCR_NOTIFY_EMAIL", String(500)),
+    Column("DCR_NOTIFY_TEXT", Text),
+    UniqueConstraint("DCR_COLLECTION", "DCR_ORDER", name="uq_sys_dav_cr_order"),
+)

@@ -1,7 +1,7 @@
 """Reading and writing the SYS_* catalog.
 
 :class:`Catalog` is the only code that touches the catalog tables; each of its parts (snapshot logs,
-snapshots, leases, publications, update replay log, conflicts) lives in a module of its own. Where the
+snapshots, leases, publications, update replay log, conflicts, collection manifests) lives in a module of its own. Where the
 catalog database is: the Airflow connection ``[snaprepl] catalog_conn_id`` when defined, else the
 Airflow metadata database (see :mod:`snaprepl.catalog.location`).
 """
@@ -14,6 +14,7 @@ from snaprepl.catalog.conflicts import Conflicts
 from snaprepl.catalog.leases import Leases
 from snaprepl.catalog.location import catalog_connection
 from snaprepl.catalog.logs import SnapshotLogs
+from snaprepl.catalog.manifests import Manifests
 from snaprepl.catalog.publications import Publications
 from snaprepl.catalog.snapshots import Snapshots
 from snaprepl.catalog.update_replay import UpdateReplayLog
@@ -22,7 +23,7 @@ from snaprepl.db import create_engine
 from snaprepl.settings import Settings
 
 
-class Catalog(SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts):
+class Catalog(SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts, Manifests):
     """The SYS_* catalog in one database.
 
     :param engine: a SQLAlchemy engine on the catalog database.

@@ -1,0 +1,205 @@
+"""A collection sync, run in the calling process: pull every subscriber, then push to every subscriber.
+
+Each resource is copied (streamed in chunks) and then committed on its own: its manifests on both
+sides, its SYS_URPLOG entry and any conflict go into the catalog in one transaction. A sync killed
+anywhere and run again converges: a copy it made but did not record is seen by the next scan as a
+change of the side written, judged again, and replaced by the winner.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from snaprepl.catalog.manifests import ManifestEntry
+from snaprepl.catalog.store import Catalog
+from snaprepl.collections import resolve
+from snaprepl.collections.scan import scan
+from snaprepl.collections.stores import Fingerprint, Store
+
+log = logging.getLogger("snaprepl.collections")
+
+
+@dataclass
+class Counts:
+    copied: int = 0
+    deleted: int = 0
+    conflicts: int = 0
+    skipped: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = f"{self.copied} copied, {self.deleted} deleted, {self.conflicts} conflicts"
+        return text + (f", {self.skipped} changed during the sync (next run)" if self.skipped else "")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _with(entry: ManifestEntry | None, rel: str, guid: str, fp: Fingerprint | None, base: str | None) -> ManifestEntry:
+    if fp is None:
+        return ManifestEntry(rel, guid, base, deleted=True)
+    return ManifestEntry(rel, guid, base, fp.etag, fp.size, fp.mtime)
+
+
+def _unchanged(store: Store, entry: ManifestEntry | None) -> bool:
+    """Whether the resource still is as the scan saw it (a user may write during the sync)."""
+    now = store.stat(entry.path) if entry is not None else None
+    if entry is None or entry.deleted:
+        return now is None
+    return now == Fingerprint(entry.etag, entry.size, entry.mtime)
+
+
+class CollectionSync:
+    """Syncs of publication ``item`` (``root`` on connection ``conn_id``) between its publisher and subscribers."""
+
+    def __init__(self, catalog: Catalog, item: str, publisher: Store, subscribers: list[Store]) -> None:
+        self.catalog, self.item, self.pub, self.subs = catalog, item, publisher, subscribers
+        self.run_id = _now().strftime("%Y%m%dT%H%M%S%f")
+        self.counts = Counts()
+
+    def sync(self) -> Counts:
+        self.pub.check()
+        for sub in self.subs:
+            sub.check()
+        scan(self.catalog, self.item, self.pub)
+        for sub in self.subs:
+            self.pull(sub)
+        for sub in self.subs:
+            self.push(sub)
+        return self.counts
+
+    def init(self, sub: Store) -> Counts:
+        """REPL_INIT_SNAPSHOT: copy every publisher resource to ``sub``, committing per resource."""
+        self.pub.check()
+        sub.check()
+        scan(self.catalog, self.item, self.pub)
+        self.push(sub)
+        return self.counts
+
+    def _copy(self, source: Store, target: Store, rel: str) -> Fingerprint:
+        with source.reader(rel) as stream:
+            return target.write(rel, stream)
+
+    def _commit(self, target: Store, entries: list[ManifestEntry], replayed: tuple[str, str, str] | None = None, *,
+                other: tuple[Store, ManifestEntry] | None = None, conflicts: list[dict[str, Any]] | None = None) -> None:
+        rp = (*replayed, _now()) if replayed is not None else None
+        also = (other[0].server, other[1]) if other is not None else None
+        self.catalog.save_manifest(self.item, target.server, entries, replayed=rp, conflicts=conflicts or [], also=also)
+
+    def pull(self, sub: Store) -> None:
+        """Replay ``sub``'s changes on the publisher, judging each against the publisher's version."""
+        mine = scan(self.catalog, self.item, sub)
+        theirs = self.catalog.manifest(self.item, self.pub.server)
+        for rel in sorted(mine):
+            entry = mine[rel]
+            if entry.pending:
+                self._pull_one(sub, entry, theirs.get(rel))
+
+    def _pull_one(self, sub: Store, s: ManifestEntry, p: ManifestEntry | None) -> None:
+        p_live = p is not None and p.live
+        agreed = s.synced(old_rowguid=s.rowguid)
+        if p is not None and p.rowguid == s.rowguid:
+            self._commit(sub, [agreed])
+            return
+        if not (_unchanged(self.pub, p) and _unchanged(sub, s)):
+            self.counts.skipped += 1
+            return
+        if s.deleted:
+            if p_live and p is not None and p.rowguid == s.old_rowguid:
+                self.pub.delete(s.path)
+                self.counts.deleted += 1
+                pub_entry = _with(p, s.path, s.rowguid, None, None)
+                self._commit(self.pub, [pub_entry], (sub.server, self.pub.server, s.rowguid), other=(sub, agreed))
+            else:  # the publisher changed it since, or never had it: the deletion is void (push restores it)
+                self._commit(sub, [agreed])
+            return
+        if not p_live or p is None or p.rowguid == s.old_rowguid:
+            self._apply_sub(sub, s, agreed)
+        else:
+            self._conflict(sub, s, p)
+
+    def _apply_sub(self, sub: Store, s: ManifestEntry, agreed: ManifestEntry) -> None:
+        fp = self._copy(sub, self.pub, s.path)
+        self.counts.copied += 1
+        pub_entry = _with(None, s.path, s.rowguid, fp, None)
+        self._commit(self.pub, [pub_entry], (sub.server, self.pub.server, s.rowguid), other=(sub, agreed))
+
+    def _conflict(self, sub: Store, s: ManifestEntry, p: ManifestEntry) -> None:
+        facts = {
+            "path": s.path,
+            "incoming": _props(s),
+            "current": _props(p),
+            "origin": sub.server,
+            "open_incoming": lambda: sub.reader(s.path),
+        }
+        resolvers = resolve.nearest_resolvers(self.catalog, self.pub.root, self.pub.conn.conn_id, s.path)
+        decision = resolve.decide(resolvers, **facts)
+        stamp = _now().strftime("%Y%m%dT%H%M%S%fZ")
+        self.counts.conflicts += 1
+        if decision.code == resolve.SUB_WINS:
+            backup = self.pub.backup(s.path, stamp, p.rowguid.split("@")[0])
+            record = self._ledger(sub, s, p, decision, self.pub, backup)
+            fp = self._copy(sub, self.pub, s.path)
+            pub_entry = _with(None, s.path, s.rowguid, fp, None)
+            self._commit(self.pub, [pub_entry], (sub.server, self.pub.server, s.rowguid),
+                         other=(sub, s.synced(old_rowguid=s.rowguid)), conflicts=[record])
+        else:
+            backup = sub.backup(s.path, stamp, s.rowguid.split("@")[0])
+            record = self._ledger(sub, s, p, decision, sub, backup)
+            fp = self._copy(self.pub, sub, s.path)
+            sub_entry = _with(None, s.path, p.rowguid, fp, p.rowguid)
+            self._commit(sub, [sub_entry], (self.pub.server, sub.server, p.rowguid), conflicts=[record])
+
+    def _ledger(self, sub: Store, s: ManifestEntry, p: ManifestEntry, decision: resolve.Decision,
+                loser: Store, backup: str) -> dict[str, Any]:
+        log.warning("%s: conflict on %s from %s: backup %s on %s", self.item, s.path, sub.server, backup, loser.server)
+        return {
+            "CF_ITEM": self.item,
+            "CF_TYPE": "U",
+            "CF_ORIGIN": sub.server,
+            "CF_KEY": json.dumps({"path": s.path}),
+            "CF_INCOMING": json.dumps(_props(s)),
+            "CF_CURRENT": json.dumps(_props(p)),
+            "CF_RESOLVER": decision.resolver,
+            "CF_DECISION": decision.code,
+            "CF_LOSER": json.dumps({"server": loser.server, "backup": loser.root + backup,
+                                    "notify_email": decision.notify_email, "notify_text": decision.notify_text}),
+            "CF_AT": _now(),
+            "CF_NOTIFIED": False,
+            "CF_RUN_ID": self.run_id,
+            "CF_ENTRY": s.rowguid,
+        }
+
+    def push(self, sub: Store) -> None:
+        """Make ``sub`` hold the publisher's version of every resource."""
+        theirs = self.catalog.manifest(self.item, sub.server)
+        mine = self.catalog.manifest(self.item, self.pub.server)
+        for rel in sorted(set(mine) | set(theirs)):
+            p, s = mine.get(rel), theirs.get(rel)
+            if p is None or (s is not None and s.rowguid == p.rowguid):
+                continue
+            if p.deleted and (s is None or s.deleted):
+                continue
+            if s is not None and s.pending:  # left for the next pull (it changed during this sync)
+                self.counts.skipped += 1
+                continue
+            if not (_unchanged(self.pub, p) and _unchanged(sub, s)):
+                self.counts.skipped += 1
+                continue
+            if p.live:
+                fp: Fingerprint | None = self._copy(self.pub, sub, rel)
+                self.counts.copied += 1
+            else:
+                sub.delete(rel)
+                fp = None
+                self.counts.deleted += 1
+            self._commit(sub, [_with(s, rel, p.rowguid, fp, p.rowguid)], (self.pub.server, sub.server, p.rowguid))
+
+
+def _props(e: ManifestEntry) -> dict[str, Any]:
+    return {"rowguid": e.rowguid, "etag": e.etag, "size": e.size, "mtime": e.mtime, "deleted": e.deleted}
