@@ -23,8 +23,9 @@ def _same(entry: ManifestEntry, fp: Fingerprint) -> bool:
     return (entry.etag, entry.size, entry.mtime) == (fp.etag, fp.size, fp.mtime)
 
 
-def scan(catalog: Catalog, item: str, store: Store) -> dict[str, ManifestEntry]:
-    """Bring ``store``'s manifest up to date with its listing; return the manifest."""
+def scan(catalog: Catalog, item: str, store: Store, *, publisher: bool = False) -> dict[str, ManifestEntry]:
+    """Bring ``store``'s manifest up to date with its listing; return the manifest. The publisher's
+    deletions always leave a tombstone (the push deletes the resource on every subscriber)."""
     listing = store.listing()
     manifest = catalog.manifest(item, store.server)
     changed: list[ManifestEntry] = []
@@ -38,7 +39,7 @@ def scan(catalog: Catalog, item: str, store: Store) -> dict[str, ManifestEntry]:
     for rel, entry in manifest.items():
         if rel in listing or entry.deleted:
             continue
-        if entry.old_rowguid is None:
+        if entry.old_rowguid is None and not publisher:
             removed.append(rel)  # created and deleted between two syncs: nothing happened
         else:
             changed.append(ManifestEntry(rel, new_version(store.server), entry.old_rowguid, deleted=True))

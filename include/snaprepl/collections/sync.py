@@ -66,7 +66,7 @@ class CollectionSync:
         self.pub.check()
         for sub in self.subs:
             sub.check()
-        scan(self.catalog, self.item, self.pub)
+        scan(self.catalog, self.item, self.pub, publisher=True)
         for sub in self.subs:
             self.pull(sub)
         for sub in self.subs:
@@ -77,7 +77,7 @@ class CollectionSync:
         """REPL_INIT_SNAPSHOT: copy every publisher resource to ``sub``, committing per resource."""
         self.pub.check()
         sub.check()
-        scan(self.catalog, self.item, self.pub)
+        scan(self.catalog, self.item, self.pub, publisher=True)
         self.push(sub)
         return self.counts
 

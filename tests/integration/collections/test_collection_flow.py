@@ -1,0 +1,82 @@
+"""The seed's type 1 flow through the API: publish a WebDAV collection, subscribe a second WebDAV
+server and a local folder, load them, replicate changes both ways, and resolve conflicts (publisher
+wins by default, resolvers of the nearest collection, losers backed up and in the ledger)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from snaprepl import api
+from tests.integration.collections.conftest import Sides
+from tests.support.collections import backups, put, remove, tree
+
+COLL = "/flow/docs/"
+
+
+def _setup(sides: Sides, catalog: Any) -> tuple[str, str]:
+    put(sides.dav1, COLL, "readme.txt", b"v1 readme")
+    put(sides.dav1, COLL, "a/b/deep.bin", bytes(range(256)) * 4000)  # about 1 MB, copied in chunks
+    api.repl_create_snapshot_pub(f"{COLL}@dav1", 1, catalog=catalog)
+    dav2 = api.repl_snp_server("dav2", catalog=catalog)
+    folder = api.repl_snp_server("folder", catalog=catalog)
+    for server in (dav2, folder):
+        api.repl_create_snapshot_sub(server, f"{COLL}@dav1", 1, catalog=catalog)
+        out = api.repl_init_snapshot(server, f"{COLL}@dav1", 1, catalog=catalog)
+        assert "2 copied" in str(out)
+    return dav2, folder
+
+
+def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any) -> None:
+    catalog = coll_catalog
+    _setup(sides, catalog)
+    assert tree(sides.dav2, COLL) == tree(sides.dav1, COLL) == tree(sides.folder, COLL)
+    assert len(tree(sides.dav1, COLL)) == 2
+
+    # A subscriber's change reaches the publisher and the other subscriber; a new subcollection is created.
+    put(sides.folder, COLL, "x/y/new.txt", b"from the folder")
+    put(sides.dav2, COLL, "readme.txt", b"v2 readme from dav2")
+    remove(sides.dav1, COLL, "a/b/deep.bin")
+    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog)
+    expected = tree(sides.dav1, COLL)
+    assert set(expected) == {"readme.txt", "x/y/new.txt"}
+    assert (sides.dav1 / "flow/docs/readme.txt").read_bytes() == b"v2 readme from dav2"
+    assert tree(sides.dav2, COLL) == expected == tree(sides.folder, COLL)
+    assert catalog.conflicts(f"{COLL}@dav1") == []
+
+    # Both change readme.txt: publisher wins, the folder's body is backed up on the folder side.
+    put(sides.dav1, COLL, "readme.txt", b"v3 from the publisher")
+    put(sides.folder, COLL, "readme.txt", b"v3 from the folder, loses")
+    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog)
+    for root in sides.roots().values():
+        assert (root / "flow/docs/readme.txt").read_bytes() == b"v3 from the publisher"
+    assert list(backups(sides.folder, COLL).values()) == [b"v3 from the folder, loses"]
+    name = next(iter(backups(sides.folder, COLL)))
+    assert name.startswith("readme.txt.") and name.endswith(".folder")
+    assert backups(sides.dav1, COLL) == {} and backups(sides.dav2, COLL) == {}
+    [conflict] = catalog.conflicts(f"{COLL}@dav1")
+    assert conflict["CF_DECISION"] == 3 and conflict["CF_ORIGIN"] == "folder"
+    assert json.loads(conflict["CF_LOSER"])["server"] == "folder"
+
+
+def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any) -> None:
+    """sub_wins on x/ and pub_wins on the root: a conflict under x/y/ is decided by x/'s resolvers."""
+    catalog = coll_catalog
+    api.repl_add_dav_cr(f"{COLL}@dav1", "pub_wins", "owner@example.org", catalog=catalog)
+    api.repl_add_dav_cr(f"{COLL}x/@dav1", "sub_wins", "x-owner@example.org", "x lost", catalog=catalog)
+    put(sides.dav1, COLL, "x/y/new.txt", b"publisher edit, loses")
+    put(sides.dav2, COLL, "x/y/new.txt", b"dav2 edit wins")
+    put(sides.dav1, COLL, "readme.txt", b"publisher edit wins")
+    put(sides.dav2, COLL, "readme.txt", b"dav2 edit loses")
+    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog)
+    for root in sides.roots().values():
+        assert (root / "flow/docs/x/y/new.txt").read_bytes() == b"dav2 edit wins"
+        assert (root / "flow/docs/readme.txt").read_bytes() == b"publisher edit wins"
+    assert b"publisher edit, loses" in backups(sides.dav1, COLL).values()
+    assert b"dav2 edit loses" in backups(sides.dav2, COLL).values()
+    decided = {json.loads(c["CF_KEY"])["path"]: c for c in catalog.conflicts(f"{COLL}@dav1") if c["CF_ORIGIN"] == "dav2"}
+    assert decided["x/y/new.txt"]["CF_DECISION"] == 1
+    assert json.loads(decided["x/y/new.txt"]["CF_LOSER"])["notify_email"] == "x-owner@example.org"
+    assert decided["readme.txt"]["CF_DECISION"] == 3
+    # Backups are never replicated: the folder got neither.
+    assert all("readme.txt" in k for k in backups(sides.folder, COLL))
