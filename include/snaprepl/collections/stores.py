@@ -100,14 +100,15 @@ class Store:
         except CollectionError:
             raise
         except FileNotFoundError:
-            raise CollectionError(f"{what}: {self.where()} does not exist", "create it, or check the path") from None
+            raise CollectionError(f"{self.where()} is not a collection (it does not exist)", "create it, or check the path") from None
         except Exception as err:
             raise CollectionError(f"{what} at {self.where()} failed: {_explain(err)}", _hint(err)) from None
 
     def check(self) -> None:
         """Raise a clear error when the collection is missing or the server is not usable."""
         with self.guard("reading the collection"):
-            if not self.fs.isdir(self.full("")):
+            info = self.fs.info(self.full(""))  # raises on a server that is not WebDAV or refuses us
+            if info.get("type") != "directory":
                 raise CollectionError(f"{self.where()} is not a collection", "create it, or check the path")
 
     def listing(self) -> dict[str, Fingerprint]:
@@ -181,7 +182,7 @@ def _explain(err: BaseException) -> str:
         status = getattr(err, "status_code", None)
     if status in (401, 403):
         return f"the server refused the credentials (HTTP {status})"
-    if status in (405, 501) or type(err).__name__ in {"ResourceNotFound"} and status is None:
+    if status in (400, 405, 501):
         return f"the URL does not answer WebDAV requests (HTTP {status})"
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
     return f"{type(err).__name__}: {text}"
