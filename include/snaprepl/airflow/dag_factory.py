@@ -22,7 +22,7 @@ from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get
 
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
-from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import COLLECTION_TYPE, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import (
     LOG_PURGE_DAG,
@@ -280,6 +280,8 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
         yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
     publications = catalog.publications()
     for pub in publications:
+        if pub.sp_type == COLLECTION_TYPE:
+            continue  # collections sync from the CLI and the API; they have no DAG yet
         yield (
             publication_dag_id(pub.sp_item),
             f"publication {pub.sp_item}",

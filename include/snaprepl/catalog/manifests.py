@@ -148,9 +148,7 @@ class Manifests(CatalogDatabase):
         """Resolvers of every collection under ``prefix`` (a collection path) on connection ``conn_id``."""
         t = m.SYS_DAV_CR.c
         with self.begin() as conn:
-            conn.execute(
-                sa.delete(m.SYS_DAV_CR).where(t.DCR_COLLECTION.like(f"{prefix}%@{conn_id}"))
-            )
+            conn.execute(sa.delete(m.SYS_DAV_CR).where(t.DCR_COLLECTION.like(f"{prefix}%@{conn_id}")))
 
 
 def _values(item: str, server: str, e: ManifestEntry) -> dict[str, Any]:

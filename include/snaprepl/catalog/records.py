@@ -123,6 +123,10 @@ class ServerRecord(Record):
     created_at: datetime
 
 
+#: SP_TYPE / SS_TYPE of a publication of a collection of files (WebDAV or a folder); tables are 2.
+COLLECTION_TYPE = 1
+
+
 @dataclass(frozen=True)
 class PublicationRecord(Record):
     """A SYS_SNAPSHOT_PUB row: a published table."""

@@ -1,9 +1,9 @@
 """Reading and writing the SYS_* catalog.
 
 :class:`Catalog` is the only code that touches the catalog tables; each of its parts (snapshot logs,
-snapshots, leases, publications, update replay log, conflicts, collection manifests) lives in a module of its own. Where the
-catalog database is: the Airflow connection ``[snaprepl] catalog_conn_id`` when defined, else the
-Airflow metadata database (see :mod:`snaprepl.catalog.location`).
+snapshots, leases, publications, update replay log, conflicts, collection manifests) lives in a
+module of its own. Where the catalog database is: the Airflow connection
+``[snaprepl] catalog_conn_id`` when defined, else the Airflow metadata database (see :mod:`snaprepl.catalog.location`).
 """
 
 from __future__ import annotations

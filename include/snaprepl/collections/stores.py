@@ -13,7 +13,7 @@ import posixpath
 import shutil
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -100,7 +100,9 @@ class Store:
         except CollectionError:
             raise
         except FileNotFoundError:
-            raise CollectionError(f"{self.where()} is not a collection (it does not exist)", "create it, or check the path") from None
+            raise CollectionError(
+                f"{self.where()} is not a collection (it does not exist)", "create it, or check the path"
+            ) from None
         except Exception as err:
             raise CollectionError(f"{what} at {self.where()} failed: {_explain(err)}", _hint(err)) from None
 
@@ -169,11 +171,8 @@ class Store:
         return copy
 
     def delete(self, rel: str) -> None:
-        with self.guard(f"deleting {rel}"):
-            try:
-                self.fs.rm_file(self.full(rel))
-            except FileNotFoundError:
-                pass
+        with self.guard(f"deleting {rel}"), suppress(FileNotFoundError):
+            self.fs.rm_file(self.full(rel))
 
 
 def _explain(err: BaseException) -> str:

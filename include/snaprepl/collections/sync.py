@@ -69,9 +69,21 @@ class CollectionSync:
         scan(self.catalog, self.item, self.pub, publisher=True)
         for sub in self.subs:
             self.pull(sub)
+            self._mark(sub, "pull")
         for sub in self.subs:
             self.push(sub)
+            self._mark(sub, "push")
+        now = _now()
+        self.catalog.update_publication(self.item, sp_last_sync_at=now, sp_last_status="success", sp_last_error=None)
         return self.counts
+
+    def _mark(self, sub: Store, step: str) -> None:
+        """A step done: its watermark (the update replay log is purged behind it) and time."""
+        now = _now()
+        values: dict[str, Any] = {f"ss_last_{step}_ts": now, f"ss_last_{step}_at": now, "ss_last_status": "success"}
+        if step == "push":
+            values["ss_init_state"] = "done"
+        self.catalog.update_subscription(sub.server, self.item, **values)
 
     def init(self, sub: Store) -> Counts:
         """REPL_INIT_SNAPSHOT: copy every publisher resource to ``sub``, committing per resource."""
@@ -79,14 +91,22 @@ class CollectionSync:
         sub.check()
         scan(self.catalog, self.item, self.pub, publisher=True)
         self.push(sub)
+        self._mark(sub, "push")
         return self.counts
 
     def _copy(self, source: Store, target: Store, rel: str) -> Fingerprint:
         with source.reader(rel) as stream:
             return target.write(rel, stream)
 
-    def _commit(self, target: Store, entries: list[ManifestEntry], replayed: tuple[str, str, str] | None = None, *,
-                other: tuple[Store, ManifestEntry] | None = None, conflicts: list[dict[str, Any]] | None = None) -> None:
+    def _commit(
+        self,
+        target: Store,
+        entries: list[ManifestEntry],
+        replayed: tuple[str, str, str] | None = None,
+        *,
+        other: tuple[Store, ManifestEntry] | None = None,
+        conflicts: list[dict[str, Any]] | None = None,
+    ) -> None:
         rp = (*replayed, _now()) if replayed is not None else None
         also = (other[0].server, other[1]) if other is not None else None
         self.catalog.save_manifest(self.item, target.server, entries, replayed=rp, conflicts=conflicts or [], also=also)
@@ -146,8 +166,13 @@ class CollectionSync:
             record = self._ledger(sub, s, p, decision, self.pub, backup)
             fp = self._copy(sub, self.pub, s.path)
             pub_entry = _with(None, s.path, s.rowguid, fp, None)
-            self._commit(self.pub, [pub_entry], (sub.server, self.pub.server, s.rowguid),
-                         other=(sub, s.synced(old_rowguid=s.rowguid)), conflicts=[record])
+            self._commit(
+                self.pub,
+                [pub_entry],
+                (sub.server, self.pub.server, s.rowguid),
+                other=(sub, s.synced(old_rowguid=s.rowguid)),
+                conflicts=[record],
+            )
         else:
             backup = sub.backup(s.path, stamp, s.rowguid.split("@")[0])
             record = self._ledger(sub, s, p, decision, sub, backup)
@@ -155,8 +180,9 @@ class CollectionSync:
             sub_entry = _with(None, s.path, p.rowguid, fp, p.rowguid)
             self._commit(sub, [sub_entry], (self.pub.server, sub.server, p.rowguid), conflicts=[record])
 
-    def _ledger(self, sub: Store, s: ManifestEntry, p: ManifestEntry, decision: resolve.Decision,
-                loser: Store, backup: str) -> dict[str, Any]:
+    def _ledger(
+        self, sub: Store, s: ManifestEntry, p: ManifestEntry, decision: resolve.Decision, loser: Store, backup: str
+    ) -> dict[str, Any]:
         log.warning("%s: conflict on %s from %s: backup %s on %s", self.item, s.path, sub.server, backup, loser.server)
         return {
             "CF_ITEM": self.item,
@@ -167,8 +193,14 @@ class CollectionSync:
             "CF_CURRENT": json.dumps(_props(p)),
             "CF_RESOLVER": decision.resolver,
             "CF_DECISION": decision.code,
-            "CF_LOSER": json.dumps({"server": loser.server, "backup": loser.root + backup,
-                                    "notify_email": decision.notify_email, "notify_text": decision.notify_text}),
+            "CF_LOSER": json.dumps(
+                {
+                    "server": loser.server,
+                    "backup": loser.root + backup,
+                    "notify_email": decision.notify_email,
+                    "notify_text": decision.notify_text,
+                }
+            ),
             "CF_AT": _now(),
             "CF_NOTIFIED": False,
             "CF_RUN_ID": self.run_id,

@@ -11,15 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from snaprepl.catalog.manifests import DavResolver
-from snaprepl.catalog.records import PublicationRecord, ServerRecord, SubscriptionRecord, utcnow
+from snaprepl.catalog.records import (
+    COLLECTION_TYPE,
+    PublicationRecord,
+    ServerRecord,
+    SubscriptionRecord,
+    utcnow,
+)
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.stores import WEBDAV_TYPES, Store, ensure_collection, parse_item, replication_name
 from snaprepl.collections.sync import CollectionSync, Counts
 from snaprepl.connections import get_connection
 from snaprepl.errors import InvalidArgument, SnapshotExists, SnapshotNotFound
-
-COLLECTION_TYPE = 1
 
 
 def is_collection_conn(conn_id: str) -> bool:
@@ -39,8 +43,10 @@ def register_collection_server(conn_id: str, *, catalog: Catalog) -> str:
             f"replication name {name!r} already belongs to the server at connection '{other.db_address}'",
             f"give connection '{conn_id}' a distinct extra replication_name",
         )
-    catalog.add_server(ServerRecord(server=name, db_address=conn_id, created_at=utcnow()),
-                       InvalidArgument(f"replication name {name!r} was registered concurrently"))
+    catalog.add_server(
+        ServerRecord(server=name, db_address=conn_id, created_at=utcnow()),
+        InvalidArgument(f"replication name {name!r} was registered concurrently"),
+    )
     return name
 
 
@@ -61,8 +67,9 @@ def find_collection(catalog: Catalog, item: str) -> tuple[PublicationRecord, str
     key, root, conn_id = _key(item)
     record = catalog.publication(key)
     if record is None or record.sp_type != COLLECTION_TYPE:
-        raise SnapshotNotFound(f"collection {key} is not published",
-                               f"publish it first: REPL_CREATE_SNAPSHOT_PUB('{key}', 1)")
+        raise SnapshotNotFound(
+            f"collection {key} is not published", f"publish it first: REPL_CREATE_SNAPSHOT_PUB('{key}', 1)"
+        )
     return record, root, conn_id
 
 
@@ -76,8 +83,10 @@ def create_collection_publication(item: str, *, catalog: Catalog) -> Done:
             continue
         other_root = other.sp_item.rpartition("@")[0]
         if other_root.startswith(root) or root.startswith(other_root):
-            raise InvalidArgument(f"collection {key} overlaps publication {other.sp_item}",
-                                  "a collection is published once: not inside, nor around, another publication")
+            raise InvalidArgument(
+                f"collection {key} overlaps publication {other.sp_item}",
+                "a collection is published once: not inside, nor around, another publication",
+            )
     server = register_collection_server(conn_id, catalog=catalog)
     record = PublicationRecord(sp_item=key, sp_type=COLLECTION_TYPE, sp_server=server, sp_created_at=utcnow())
     catalog.add_publication(record, SnapshotExists(f"{key} is already published"))
@@ -90,8 +99,9 @@ def create_collection_subscription(server: str, item: str, *, catalog: Catalog) 
         raise InvalidArgument(f"server {server} is the publisher of {record.sp_item}", "subscribe another server")
     known = catalog.server(server)
     if known is None:
-        raise InvalidArgument(f"there is no replication server {server!r}",
-                              "register its connection with REPL_SNP_SERVER('conn_id')")
+        raise InvalidArgument(
+            f"there is no replication server {server!r}", "register its connection with REPL_SNP_SERVER('conn_id')"
+        )
     if catalog.subscription(server, record.sp_item) is not None:
         raise SnapshotExists(f"server {server} already subscribes to {record.sp_item}")
     ensure_collection(Store.open(known.db_address, root))
@@ -149,14 +159,20 @@ def add_dav_resolver(
 ) -> Done:
     """REPL_ADD_DAV_CR(collection, class[, notify_email, notify_text])."""
     key, root, conn_id = _key(collection)
-    inside = [p for p in catalog.publications()
-              if p.sp_type == COLLECTION_TYPE and p.sp_item.endswith(f"@{conn_id}")
-              and root.startswith(p.sp_item.rpartition("@")[0])]
+    inside = [
+        p
+        for p in catalog.publications()
+        if p.sp_type == COLLECTION_TYPE
+        and p.sp_item.endswith(f"@{conn_id}")
+        and root.startswith(p.sp_item.rpartition("@")[0])
+    ]
     if not inside:
         raise SnapshotNotFound(f"{key} is in no published collection", "give a collection under a publication")
     if klass not in resolve.CLASSES:
         resolve.load(klass)
     order = 1 + max((r.order for r in catalog.dav_resolvers(key)), default=0)
-    catalog.add_dav_resolver(DavResolver(key, order, klass, notify_email, notify_text),
-                             SnapshotExists(f"resolver {order} of {key} was added concurrently"))
+    catalog.add_dav_resolver(
+        DavResolver(key, order, klass, notify_email, notify_text),
+        SnapshotExists(f"resolver {order} of {key} was added concurrently"),
+    )
     return Done(f"resolver {klass} added to {key} (order {order})")

@@ -31,8 +31,8 @@ BIDIR_KIND = "bidir"
 def check_type(kind: int | None) -> None:
     if kind == 1:
         raise InvalidArgument(
-            "publications of file collections (type 1, Virtuoso's DAV) are not supported",
-            "snaprepl publishes tables: use type 2",
+            "type 1 publishes a collection of files, not a table",
+            "name the collection as /path/collection/@conn_id, or use type 2 for a table",
         )
     if kind != TABLE_TYPE:
         raise InvalidArgument(f"publication type {kind!r} is unknown", "use 2 (a table)")

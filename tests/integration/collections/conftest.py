@@ -43,7 +43,9 @@ def sides(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sides]:
         dav = {"conn_type": "webdav", "login": USER, "password": PASSWORD}
         _conn("dav1", {**dav, "host": one.url})
         _conn("dav2", {**dav, "host": two.url})
-        _conn("dav_badpw", {**dav, "host": one.url, "password": "wrong-" + PASSWORD, "extra": {"replication_name": "bad"}})
+        _conn(
+            "dav_badpw", {**dav, "host": one.url, "password": "wrong-" + PASSWORD, "extra": {"replication_name": "bad"}}
+        )
         _conn("not_dav", {"conn_type": "http", "host": plain, "extra": {"replication_name": "plain"}})
         _conn("folder", {"conn_type": "fs", "extra": {"path": str(found.folder)}})
         yield found

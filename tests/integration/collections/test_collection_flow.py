@@ -74,7 +74,9 @@ def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any) -> None:
         assert (root / "flow/docs/readme.txt").read_bytes() == b"publisher edit wins"
     assert b"publisher edit, loses" in backups(sides.dav1, COLL).values()
     assert b"dav2 edit loses" in backups(sides.dav2, COLL).values()
-    decided = {json.loads(c["CF_KEY"])["path"]: c for c in catalog.conflicts(f"{COLL}@dav1") if c["CF_ORIGIN"] == "dav2"}
+    decided = {
+        json.loads(c["CF_KEY"])["path"]: c for c in catalog.conflicts(f"{COLL}@dav1") if c["CF_ORIGIN"] == "dav2"
+    }
     assert decided["x/y/new.txt"]["CF_DECISION"] == 1
     assert json.loads(decided["x/y/new.txt"]["CF_LOSER"])["notify_email"] == "x-owner@example.org"
     assert decided["readme.txt"]["CF_DECISION"] == 3
