@@ -82,3 +82,38 @@ def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any) -> None:
     assert decided["readme.txt"]["CF_DECISION"] == 3
     # Backups are never replicated: the folder got neither.
     assert all("readme.txt" in k for k in backups(sides.folder, COLL))
+
+
+def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: Any) -> None:
+    """The seed's type 1 calls as statements (nested REPL_SERVER_NAME included); status lists the
+    collection publication with its subscriber loaded and synced."""
+    from snaprepl.statements.executor import run_script
+    from snaprepl.status import collect_status, render_text
+
+    put(sides.dav1, "/stmt/c/", "s/one.txt", b"one")
+    results = run_script(
+        """REPL_CREATE_SNAPSHOT_PUB ('/stmt/c/@dav1', 1);
+        REPL_SNP_SERVER ('folder');
+        REPL_CREATE_SNAPSHOT_SUB (REPL_SERVER_NAME ('folder'), '/stmt/c/@dav1', 1);
+        REPL_INIT_SNAPSHOT (REPL_SERVER_NAME ('folder'), '/stmt/c/@dav1', 1);
+        REPL_ADD_DAV_CR ('/stmt/c/s/@dav1', 'sub_wins', 'owner@example.org', 'your change lost');
+        REPL_UPDATE_SNAPSHOT ('/stmt/c/@dav1', 1);""",
+        catalog=coll_catalog,
+        settings=settings,
+    )
+    assert "1 copied" in str(results[3])
+    assert (sides.folder / "stmt/c/s/one.txt").read_bytes() == b"one"
+    status = collect_status(coll_catalog, settings, probe=False)
+    assert "/stmt/c/@dav1" in render_text(status)
+    [entry] = [p for p in status["publications"] if p["item"] == "/stmt/c/@dav1"]
+    [sub] = entry["subscribers"]
+    assert sub["server"] == "folder" and sub["loaded"] and sub["last_push_at"] is not None
+    run_script(
+        "REPL_DROP_SNAPSHOT_SUB ('folder', '/stmt/c/@dav1', 1); REPL_DROP_SNAPSHOT_PUB ('/stmt/c/@dav1', 1);",
+        catalog=coll_catalog,
+        settings=settings,
+    )
+    assert coll_catalog.publication("/stmt/c/@dav1") is None
+    assert coll_catalog.manifest("/stmt/c/@dav1", "dav1") == {}
+    assert coll_catalog.dav_resolvers("/stmt/c/s/@dav1") == []
+    assert (sides.folder / "stmt/c/s/one.txt").exists()  # files stay
