@@ -207,6 +207,17 @@ def parse_item(item: str) -> tuple[str, str]:
     return posixpath.normpath(path).rstrip("/") + "/", conn_id
 
 
+def same_body(one: Store, other: Store, rel: str) -> bool:
+    """Whether ``rel`` has the same body on both sides (compared chunk by chunk, never whole)."""
+    with one.reader(rel) as a, other.reader(rel) as b:
+        while True:
+            chunk = a.read(CHUNK)
+            if chunk != b.read(len(chunk) or 1):
+                return False
+            if not chunk:
+                return True
+
+
 def ensure_collection(store: Store) -> None:
     """Create the collection (and its parents) on ``store``'s server if it is missing."""
     with store.guard("creating the collection"):

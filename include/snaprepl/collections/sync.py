@@ -18,7 +18,7 @@ from snaprepl.catalog.manifests import ManifestEntry
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.scan import scan
-from snaprepl.collections.stores import Fingerprint, Store
+from snaprepl.collections.stores import Fingerprint, Store, same_body
 
 log = logging.getLogger("snaprepl.collections")
 
@@ -140,6 +140,11 @@ class CollectionSync:
             return
         if not p_live or p is None or p.rowguid == s.old_rowguid:
             self._apply_sub(sub, s, agreed)
+        elif p.size == s.size and same_body(self.pub, sub, s.path):
+            # The same body on both sides (e.g. a copy a killed sync made but did not record): no conflict.
+            self._commit(
+                self.pub, [p.synced(rowguid=s.rowguid)], (sub.server, self.pub.server, s.rowguid), other=(sub, agreed)
+            )
         else:
             self._conflict(sub, s, p)
 
