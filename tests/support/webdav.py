@@ -67,3 +67,25 @@ def plain_http(root: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+_LOCKINFO = (
+    '<?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>'
+    "<D:locktype><D:write/></D:locktype><D:owner>a person editing</D:owner></D:lockinfo>"
+)
+
+
+@contextmanager
+def dav_lock(url: str) -> Iterator[str]:
+    """Hold a WebDAV exclusive write LOCK on resource ``url`` (as another client would); UNLOCK at the end."""
+    import httpx
+
+    answer = httpx.request(
+        "LOCK", url, content=_LOCKINFO, headers={"Depth": "0", "Timeout": "Second-600"}, auth=(USER, PASSWORD)
+    )
+    assert answer.status_code in (200, 201), answer.text
+    token = answer.headers["Lock-Token"]
+    try:
+        yield token
+    finally:
+        httpx.request("UNLOCK", url, headers={"Lock-Token": token}, auth=(USER, PASSWORD)).raise_for_status()

@@ -29,6 +29,17 @@ class CollectionError(ReplicationError):
     """A collection could not be reached, read or written."""
 
 
+class ResourceLockedError(CollectionError):
+    """A resource is locked (WebDAV LOCK) on the side to be written: it waits for the next sync."""
+
+
+def _locked(err: BaseException) -> bool:
+    for e in (err, err.__cause__, err.__context__):
+        if e is not None and (type(e).__name__ == "ResourceLocked" or getattr(e, "status_code", None) == 423):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     etag: str | None
@@ -104,6 +115,10 @@ class Store:
                 f"{self.where()} is not a collection (it does not exist)", "create it, or check the path"
             ) from None
         except Exception as err:
+            if _locked(err):
+                raise ResourceLockedError(
+                    f"{what}: the resource is locked at {self.where()}", "it is replicated once the lock is released"
+                ) from None
             raise CollectionError(f"{what} at {self.where()} failed: {_explain(err)}", _hint(err)) from None
 
     def check(self) -> None:
@@ -150,7 +165,12 @@ class Store:
             with self.fs.open(tmp, "wb") as out:
                 shutil.copyfileobj(source, out, CHUNK)
             self.fs.makedirs(posixpath.dirname(target), exist_ok=True)
-            self._move(tmp, target)
+            try:
+                self._move(tmp, target)
+            except BaseException:
+                with suppress(Exception):
+                    self.fs.rm_file(tmp)
+                raise
         written = self.stat(rel)
         if written is None:
             raise CollectionError(f"{rel} vanished at {self.where()} right after it was written")

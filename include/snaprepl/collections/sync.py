@@ -18,7 +18,7 @@ from snaprepl.catalog.manifests import ManifestEntry
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.scan import scan
-from snaprepl.collections.stores import Fingerprint, Store, same_body
+from snaprepl.collections.stores import Fingerprint, ResourceLockedError, Store, same_body
 
 log = logging.getLogger("snaprepl.collections")
 
@@ -29,11 +29,12 @@ class Counts:
     deleted: int = 0
     conflicts: int = 0
     skipped: int = 0
-    lines: list[str] = field(default_factory=list)
+    locked: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         text = f"{self.copied} copied, {self.deleted} deleted, {self.conflicts} conflicts"
-        return text + (f", {self.skipped} changed during the sync (next run)" if self.skipped else "")
+        text += f", {self.skipped} changed during the sync (next run)" if self.skipped else ""
+        return text + (f", waiting on locks: {', '.join(self.locked)}" if self.locked else "")
 
 
 def _now() -> datetime:
@@ -118,7 +119,10 @@ class CollectionSync:
         for rel in sorted(mine):
             entry = mine[rel]
             if entry.pending:
-                self._pull_one(sub, entry, theirs.get(rel))
+                try:
+                    self._pull_one(sub, entry, theirs.get(rel))
+                except ResourceLockedError:  # judged and applied by a sync after the lock is released
+                    self.counts.locked.append(f"{rel} on {self.pub.server}")
 
     def _pull_one(self, sub: Store, s: ManifestEntry, p: ManifestEntry | None) -> None:
         p_live = p is not None and p.live
@@ -217,25 +221,27 @@ class CollectionSync:
         theirs = self.catalog.manifest(self.item, sub.server)
         mine = self.catalog.manifest(self.item, self.pub.server)
         for rel in sorted(set(mine) | set(theirs)):
-            p, s = mine.get(rel), theirs.get(rel)
-            if p is None or (s is not None and s.rowguid == p.rowguid):
-                continue
-            if p.deleted and (s is None or s.deleted):
-                continue
-            if s is not None and s.pending:  # left for the next pull (it changed during this sync)
-                self.counts.skipped += 1
-                continue
-            if not (_unchanged(self.pub, p) and _unchanged(sub, s)):
-                self.counts.skipped += 1
-                continue
-            if p.live:
-                fp: Fingerprint | None = self._copy(self.pub, sub, rel)
-                self.counts.copied += 1
-            else:
-                sub.delete(rel)
-                fp = None
-                self.counts.deleted += 1
-            self._commit(sub, [_with(s, rel, p.rowguid, fp, p.rowguid)], (self.pub.server, sub.server, p.rowguid))
+            try:
+                self._push_one(sub, rel, mine.get(rel), theirs.get(rel))
+            except ResourceLockedError:  # the publisher's version replaces it once the lock is released
+                self.counts.locked.append(f"{rel} on {sub.server}")
+
+    def _push_one(self, sub: Store, rel: str, p: ManifestEntry | None, s: ManifestEntry | None) -> None:
+        if p is None or (s is not None and s.rowguid == p.rowguid):
+            return
+        if p.deleted and (s is None or s.deleted):
+            return
+        if (s is not None and s.pending) or not (_unchanged(self.pub, p) and _unchanged(sub, s)):
+            self.counts.skipped += 1  # changed during this sync: left for the next one
+            return
+        if p.live:
+            fp: Fingerprint | None = self._copy(self.pub, sub, rel)
+            self.counts.copied += 1
+        else:
+            sub.delete(rel)
+            fp = None
+            self.counts.deleted += 1
+        self._commit(sub, [_with(s, rel, p.rowguid, fp, p.rowguid)], (self.pub.server, sub.server, p.rowguid))
 
 
 def _props(e: ManifestEntry) -> dict[str, Any]:
