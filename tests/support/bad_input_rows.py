@@ -219,7 +219,12 @@ ROWS: list[Row] = [
         "no replication server",
     ),
     ("unregistered-server", "sql", "REPL_SERVER_NAME('{pgalias}')", "is not a registered replication server"),
-    ("publication-type-1", "sql", "REPL_CREATE_SNAPSHOT_PUB('{src}', 1)", "not supported"),
+    (
+        "publication-type-1",
+        "sql",
+        "REPL_CREATE_SNAPSHOT_PUB('{src}', 1)",
+        "is not written as /path/collection/@conn_id",
+    ),
     # dropping objects in use; a dropped log
     ("drop-log-in-use", "sql", "DROP SNAPSHOT LOG FOR {src}", "feeds snapshots"),
     ("drop-log-of-publication", "sql", "DROP SNAPSHOT LOG FOR {tag}_pub@{pg}", "bi-directional replication"),

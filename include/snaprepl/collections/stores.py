@@ -219,7 +219,7 @@ def parse_item(item: str) -> tuple[str, str]:
     path, sep, conn_id = str(item).rpartition("@")
     if not sep or not conn_id or not path.startswith("/"):
         raise InvalidArgument(
-            f"collection {item!r} is not written as /path/collection/@conn_id",
+            f"a type 1 publication is a collection of files: {item!r} is not written as /path/collection/@conn_id",
             "name the collection by its absolute path on the server, then '@' and the connection id",
         )
     if ".." in path.split("/") or BACKUP in path.split("/"):

@@ -23,11 +23,16 @@ from snaprepl.collections import resolve
 from snaprepl.collections.stores import WEBDAV_TYPES, Store, ensure_collection, parse_item, replication_name
 from snaprepl.collections.sync import CollectionSync, Counts
 from snaprepl.connections import get_connection
-from snaprepl.errors import InvalidArgument, SnapshotExists, SnapshotNotFound
+from snaprepl.errors import ConnectionNotFound, InvalidArgument, SnapshotExists, SnapshotNotFound
 
 
 def is_collection_conn(conn_id: str) -> bool:
-    return get_connection(conn_id).conn_type in WEBDAV_TYPES | {"fs"}
+    """Whether ``conn_id`` is a WebDAV or folder connection (False when it is not defined: the table
+    path reports that)."""
+    try:
+        return get_connection(conn_id).conn_type in WEBDAV_TYPES | {"fs"}
+    except ConnectionNotFound:
+        return False
 
 
 def register_collection_server(conn_id: str, *, catalog: Catalog) -> str:
