@@ -74,9 +74,22 @@ class CollectionSync:
         for sub in self.subs:
             self.push(sub)
             self._mark(sub, "push")
+        self._forget_tombstones()
         now = _now()
         self.catalog.update_publication(self.item, sp_last_sync_at=now, sp_last_status="success", sp_last_error=None)
         return self.counts
+
+    def _forget_tombstones(self) -> None:
+        """Deletions every side has applied are forgotten (a later create there is a plain insert)."""
+        manifests = [self.catalog.manifest(self.item, store.server) for store in (self.pub, *self.subs)]
+        gone = [
+            rel
+            for rel, entry in manifests[0].items()
+            if entry.deleted and all(m.get(rel) is None or (m[rel].deleted and not m[rel].pending) for m in manifests)
+        ]
+        if gone:
+            for store in (self.pub, *self.subs):
+                self.catalog.save_manifest(self.item, store.server, [], removed=gone)
 
     def _mark(self, sub: Store, step: str) -> None:
         """A step done: its watermark (the update replay log is purged behind it) and time."""

@@ -43,6 +43,8 @@ def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any) -> None:
     assert (sides.dav1 / "flow/docs/readme.txt").read_bytes() == b"v2 readme from dav2"
     assert tree(sides.dav2, COLL) == expected == tree(sides.folder, COLL)
     assert catalog.conflicts(f"{COLL}@dav1") == []
+    # The deletion reached every side, so no manifest remembers it any more.
+    assert all("a/b/deep.bin" not in catalog.manifest(f"{COLL}@dav1", side) for side in ("dav1", "dav2", "folder"))
 
     # Both change readme.txt: publisher wins, the folder's body is backed up on the folder side.
     put(sides.dav1, COLL, "readme.txt", b"v3 from the publisher")
