@@ -1,6 +1,7 @@
 """Convergence of collection syncs (hypothesis): random creates, updates and deletes in nested
 subcollections on the publisher (WebDAV), a WebDAV subscriber and a folder subscriber, with syncs at
-random points. After every sync all sides hold the same tree and bodies; a path changed on one side
+random points (under d/e/ a resolver lets subscribers win). After every sync all sides hold the same
+tree and bodies; a path changed on one side
 only carries that change; every body that lost is in _SYS_REPL_BACKUP on the side where it lost, and
 the backups are exactly the ledger's (none was replicated)."""
 
@@ -41,6 +42,8 @@ def _start(sides: Sides, catalog: Any) -> str:
         api.repl_snp_server(server, catalog=catalog)
         api.repl_create_snapshot_sub(server, item, 1, catalog=catalog)
         api.repl_init_snapshot(server, item, 1, catalog=catalog)
+    # Under d/e/ the subscriber wins (d/e/f/ too: the nearest collection with resolvers is d/e/).
+    api.repl_add_dav_cr(f"{coll}d/e/@dav1", "sub_wins", catalog=catalog)
     return coll
 
 
