@@ -26,7 +26,9 @@ log = logging.getLogger("snaprepl.alerts")
 
 
 def _what(run: HistoryRecord) -> str:
-    return f"{run.rh_kind} of {run.rh_copy}" + (f" with {run.rh_server}" if run.rh_server else "")
+    if run.rh_server is None:
+        return f"{run.rh_kind} refresh of {run.rh_copy}"
+    return f"{run.rh_kind} of {run.rh_copy} with {run.rh_server}"
 
 
 def alerts_for(runs: list[HistoryRecord], settings: Settings) -> list[str]:
