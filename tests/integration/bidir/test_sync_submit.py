@@ -190,7 +190,8 @@ def test_update_snapshot_from_the_command_line_reports_and_notifies(
         {k: c[k] for k in ("item", "type", "decision", "count")} for c in report["conflicts"]
     ]
     # Each step is in the history, newest first: the pulls in name order, then the pushes; all caught up.
-    runs = catalog.history(f"public.{item}")
+    runs, inits = catalog.history(f"public.{item}")[:4], catalog.history(f"public.{item}")[4:]
+    assert [(r.rh_kind, r.rh_outcome, r.rh_rows_in) for r in inits] == [("init", "ok", 10)] * 2
     lite, my = servers.name(servers.lite), servers.name(servers.my)
     pulls = {r.rh_server: r for r in runs if r.rh_kind == "pull"}
     assert [r.rh_kind for r in runs] == ["push", "push", "pull", "pull"]
