@@ -19,7 +19,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 @contextmanager
-def chromium(width: int = 1500, height: int = 1150) -> Iterator[Any]:
+def chromium(width: int = 1600, height: int = 1250) -> Iterator[Any]:
     """A headless Chromium WebDriver, quit on exit."""
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
     assert not missing, f"{missing} not installed: scripts/setup.sh installs chromium and chromium-driver"

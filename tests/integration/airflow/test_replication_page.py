@@ -114,6 +114,7 @@ def _record_history(catalog: Catalog, snapshot: str) -> None:
 
 
 def _record_conflict(catalog: Catalog, item: str, origin: str) -> int:
+    """An update conflict the publisher won (its id), and a newer delete conflict that was ignored."""
     catalog.record_conflicts(
         item,
         origin,
@@ -128,6 +129,9 @@ def _record_conflict(catalog: Catalog, item: str, origin: str) -> int:
         ],
     )  # fmt: skip
     [conflict] = catalog.conflicts(item)
+    deleted = {**conflict, "CF_TYPE": "D", "CF_DECISION": 4, "CF_ENTRY": uuid.uuid4().hex, "CF_AT": utcnow()}
+    deleted.pop("CF_ID")
+    catalog.record_conflicts(item, origin, [deleted])  # a second one, newer: the ledger's first page
     return int(conflict["CF_ID"])
 
 
@@ -232,6 +236,27 @@ def test_a_viewer_cannot_trigger(site: Site) -> None:
     assert site.manual_runs(dag_id) == []
 
 
+def test_the_ledger_pages_and_filters(site: Site) -> None:
+    token = site.token("carol")
+
+    def page(query: str) -> dict:
+        status, body = site.call("GET", f"{PAGE}/api/conflicts?{query}", token)
+        assert status == 200 and isinstance(body, dict), body
+        return body
+
+    newest_first = [c["CF_ID"] for c in site.catalog.conflicts(site.item)][::-1]
+    assert [c["id"] for c in page("")["conflicts"]] == newest_first and page("")["total"] == 2
+    first, second = page("limit=1"), page("limit=1&offset=1")
+    assert [c["id"] for c in first["conflicts"] + second["conflicts"]] == newest_first
+    assert first["total"] == second["total"] == 2 and page("limit=1&offset=2")["conflicts"] == []
+    [update] = page("type=U")["conflicts"]
+    assert update["id"] == site.conflict_id and update["op"] == "U" and update["decision"] == "publisher wins"
+    assert update["incoming"] == {"id": 1, "v": "from-sub"} and update["current"] == {"id": 1, "v": "from-pub"}
+    assert [c["type"] for c in page("decision=4")["conflicts"]] == ["D"]
+    assert page("type=U&decision=4")["total"] == 0 and page("item=nope")["total"] == 0
+    assert site.call("GET", f"{PAGE}/api/conflicts?type=X", token)[0] == 422
+
+
 def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(site: Site, tmp_path: Path) -> None:
     dag_id = snapshot_dag_id(site.snapshot)
     with chromium() as driver:
@@ -250,7 +275,7 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(site: Site
         assert sorted(r.get_attribute("data-snapshot") for r in rows) == sorted(
             s.sn_name for s in site.catalog.snapshots()
         )
-        [ledger] = site.catalog.conflicts(site.item)
+        [ledger] = [c for c in site.catalog.conflicts(site.item) if c["CF_ID"] == site.conflict_id]
         row = driver.find_element(By.CSS_SELECTOR, f"#conflicts tr[data-conflict-id='{site.conflict_id}']")
         incoming = row.find_element(By.CSS_SELECTOR, "[data-field=incoming]").text
         current = row.find_element(By.CSS_SELECTOR, "[data-field=current]").text

@@ -102,7 +102,14 @@ async def refresh(name: str, request: Request, user: CurrentUser, complete: bool
         if snapshot is None:
             raise HTTPException(404, f"no snapshot {name}")
         mode = NONINCREMENTAL if complete or not snapshot.incremental else INCREMENTAL
-        origin = str(request.url.replace(path="", query="", fragment=""))
-        return trigger_dag(origin, user_token(request), dag_id, mode)
+        return trigger_dag(_own_address(request), user_token(request), dag_id, mode)
 
     return await run_in_threadpool(start)
+
+
+def _own_address(request: Request) -> str:
+    """The api-server's address as this connection reached it: the socket's, never the Host header
+    (a request must not steer where the user's token is sent)."""
+    host, port = request.scope.get("server") or ("127.0.0.1", 8080)
+    host = f"[{host}]" if ":" in str(host) else host
+    return f"{request.url.scheme}://{host}:{port}"

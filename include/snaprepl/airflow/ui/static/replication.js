@@ -136,15 +136,16 @@ function drawSubscriptions(publications) {
       cell(row, p.item);
       cell(row, p.publisher);
       cell(row, p.last_sync.status ? `${p.last_sync.status} ${when(p.last_sync.at) || ""}` : "never");
-      if (!sub) { cell(row, "no subscriber").colSpan = 7; continue; }
+      if (!sub) { cell(row, "no subscriber").colSpan = 6; continue; }
       cell(row, sub.server);
       cell(row, sub.replica);
       cell(row, sub.status || (sub.loaded ? "loaded" : `not loaded (${sub.init_state || "no init"})`),
            sub.error ? "state-bad" : "");
       cell(row, count(sub.to_pull), "num");
       cell(row, count(sub.to_push), "num");
-      cell(row, when(sub.last_pull_at));
-      cell(row, when(sub.last_push_at));
+      const last = cell(row, when(sub.last_pull_at) || "—");
+      last.classList.remove("none");
+      last.appendChild(el("span", when(sub.last_push_at) || "—", "small"));
     }
   }
   items.value = chosen;
