@@ -40,3 +40,25 @@ def test_runs_come_back_newest_first_and_purge_takes_only_old_ones(catalog: Cata
     assert catalog.purge_history(now - timedelta(days=30)) >= 1
     assert [r.rh_id for r in catalog.history(copy)][-1] != old, "the 40-day-old run is gone"
     assert len(catalog.history(copy)) == 2 and len(catalog.history(other)) == 1, "newer runs stay"
+
+
+def test_lag_is_the_source_clock_minus_the_newest_applied_snaptime(pg_db, catalog: Catalog, unique_name: str) -> None:
+    from snaprepl import api
+    from snaprepl.run_history import log_backlog
+
+    pg_db.run(f"CREATE TABLE {unique_name} (id int PRIMARY KEY, v text)")
+    api.repl_create_snapshot_log(f"{unique_name}@{pg_db.conn_id}", catalog=catalog)
+    pg_db.run(f"INSERT INTO {unique_name} VALUES (1, 'a'), (2, 'b')", f"UPDATE {unique_name} SET v = 'c' WHERE id = 1")
+    log = catalog.log(f"public.{unique_name}@{pg_db.conn_id}")
+    [(source_now,)] = pg_db.rows("SELECT (now() AT TIME ZONE 'UTC')::timestamp")
+    applied = source_now - timedelta(hours=5)
+
+    behind = log_backlog(log, applied)
+
+    [(after,)] = pg_db.rows("SELECT (now() AT TIME ZONE 'UTC')::timestamp")
+    assert behind.rows == 2, "one pending entry per changed key"
+    assert (source_now - applied).total_seconds() <= behind.lag_seconds <= (after - applied).total_seconds()
+    caught_up = log_backlog(log, after + timedelta(seconds=1))
+    assert (caught_up.lag_seconds, caught_up.rows) == (0.0, 0), "nothing pending: lag 0"
+    never = log_backlog(log, None)
+    assert never.rows == 2 and 0 <= never.lag_seconds < 600, "never applied: lag from the oldest pending entry"
