@@ -74,8 +74,8 @@ if [ "$(cat "$vendor/.uplot-version" 2>/dev/null)" != "$UPLOT_VERSION" ]; then
   say "fetching uPlot $UPLOT_VERSION from the npm registry"
   pack="$(mktemp -d)"
   (cd "$pack" && npm pack --silent "uplot@$UPLOT_VERSION" >/dev/null) || die "npm pack uplot@$UPLOT_VERSION failed"
-  got="$(openssl dgst -sha512 -binary "$pack/uplot-$UPLOT_VERSION.tgz" | base64 -w0)"
-  [ "$got" = "$UPLOT_SHA512" ] || die "uplot-$UPLOT_VERSION.tgz does not match its pinned sha512"
+  got="$("$PYTHON_BIN" -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$pack/uplot-$UPLOT_VERSION.tgz")"
+  [ "$got" = "$UPLOT_SHA512" ] || { rm -rf "$pack"; die "uplot-$UPLOT_VERSION.tgz does not match its pinned sha512"; }
   mkdir -p "$vendor"
   tar -xzf "$pack/uplot-$UPLOT_VERSION.tgz" -C "$pack"
   cp "$pack/package/dist/uPlot.iife.min.js" "$pack/package/dist/uPlot.min.css" "$pack/package/LICENSE" "$vendor/"

@@ -112,7 +112,9 @@ function drawSnapshots(snapshots) {
     const actions = cell(row, "", "actions");
     actions.classList.remove("none");
     actions.textContent = "";
-    actions.append(actionButton(s, "Refresh now", false), actionButton(s, "Complete refresh", true));
+    const buttons = el("div");
+    buttons.append(actionButton(s, "Refresh now", false), actionButton(s, "Complete refresh", true));
+    actions.appendChild(buttons);
   }
 }
 
