@@ -62,23 +62,20 @@ def dag_runs(dag_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _snapshot_rows(report: dict[str, Any], catalog: Catalog, readable: set[str]) -> list[dict[str, Any]]:
+def _snapshot_rows(report: dict[str, Any], readable: set[str]) -> list[dict[str, Any]]:
+    """The report's snapshots the user may read, with their lag (at the end of the last run, from
+    the history), backlog and the snapshot a purge of their log waits for."""
     blockers = {log["source"]: log["purge_waits_for"] for log in report["snapshot_logs"]}
-    backlog = {log["source"]: (log.get("backlog") or {}).get("rows") for log in report["snapshot_logs"]}
-    last = catalog.last_runs()
     rows = []
     for entry in report["snapshots"]:
         if entry["dag_id"] not in readable:
             continue
-        run = last.get((entry["name"], None))
         rows.append(
             {
                 **entry,
-                "lag_seconds": run.rh_lag_seconds if run else None,
+                "lag_seconds": (entry.get("last_run") or {}).get("lag_seconds"),
                 "backlog_rows": (entry.get("pending") or {}).get("rows"),
-                "log_rows": backlog.get(entry["source"]),
                 "purge_blocker": blockers.get(entry["source"]),
-                "last_run": run.to_json() if run else None,
             }
         )
     return rows
@@ -89,7 +86,7 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     their subscribers, and conflict counts: those whose DAG is in ``user_dags``."""
     catalog, settings = open_catalog()
     report = collect_status(catalog, settings, probe=True)
-    snapshots = _snapshot_rows(report, catalog, user_dags)
+    snapshots = _snapshot_rows(report, user_dags)
     runs = dag_runs([s["dag_id"] for s in snapshots] + [p["dag_id"] for p in report["publications"]])
     for snapshot in snapshots:
         snapshot["dag"] = runs.get(snapshot["dag_id"])
