@@ -17,6 +17,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Context
 from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowSkipException
 
+from snaprepl.airflow.metrics import refresh_metrics, sync_metrics
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
@@ -161,7 +162,16 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
         self.log.info("%s", outcome)
+        self._refreshed = (record, {**result["outcome"], **outcome.to_dict()})  # lag and backlog, if measured
+        refresh_metrics(self._refreshed[1])
         return outcome.to_dict()
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The tables the refresh read and wrote, with the rows written (OpenLineage provider)."""
+        from snaprepl.airflow.lineage_events import refresh_lineage  # noqa: PLC0415  (heavy: sqlglot, openlineage)
+
+        refreshed = getattr(self, "_refreshed", None)
+        return refresh_lineage(*refreshed) if refreshed else None
 
 
 class ReplicationSyncOperator(SnapreplSparkOperator):
@@ -226,6 +236,7 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:
             self.log.info("%s", outcome)
+        sync_metrics(self.item, outcomes)
         if step == "pull":
             notified = notify_conflicts(catalog, settings)
             if notified:
