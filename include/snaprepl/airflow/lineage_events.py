@@ -17,7 +17,9 @@ from airflow.providers.common.compat.openlineage.facet import (
 )
 from airflow.providers.openlineage.extractors import OperatorLineage
 
+from snaprepl.bidir.servers import server_conn
 from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapreplError
 from snaprepl.lineage import Place, openlineage_dataset, sources_of
 from snaprepl.refresh.model import COMPLETE
@@ -32,6 +34,29 @@ def rows_written(outcome: dict[str, Any]) -> int:
     return int(outcome.get("rows_upserted") or 0) + int(outcome.get("rows_deleted") or 0)
 
 
+def _dataset(place: Place, kind: Any, **facets: Any) -> Any:
+    namespace, name = openlineage_dataset(place)
+    return kind(namespace=namespace, name=name, **facets)
+
+
+def _written(place: Place, rows: int) -> Any:
+    statistics = OutputStatisticsOutputDatasetFacet(rowCount=rows)
+    return _dataset(place, OutputDataset, outputFacets={"outputStatistics": statistics})
+
+
+def sync_lineage(catalog: Catalog, item: str, server: str, step: str, outcomes: list[dict[str, Any]]) -> Any:
+    """The ``OperatorLineage`` of a sync step: a pull reads the subscriber's replica and writes the
+    publisher's table; a push or an initial load the other way round; with the rows written."""
+    publication, subscription = catalog.log(item), catalog.subscription(server, item)
+    if publication is None or subscription is None or subscription.ss_table is None:
+        return OperatorLineage()  # dropped meanwhile: nothing to name
+    publisher = Place(publication.snl_conn, publication.snl_schema, publication.snl_table)
+    replica = Place(server_conn(server, catalog=catalog), subscription.ss_schema, subscription.ss_table)
+    source, dest = (replica, publisher) if step == "pull" else (publisher, replica)
+    rows = sum(int(o.get("applied") or 0) + int(o.get("rows") or 0) for o in outcomes)
+    return OperatorLineage(inputs=[_dataset(source, InputDataset)], outputs=[_written(dest, rows)])
+
+
 def refresh_lineage(record: SnapshotRecord, outcome: dict[str, Any]) -> Any:
     """The ``OperatorLineage`` of a refresh of snapshot ``record`` that ended with ``outcome``: the tables
     its query reads, and its destination with the rows written (and read, for a complete refresh)."""
@@ -43,13 +68,8 @@ def refresh_lineage(record: SnapshotRecord, outcome: dict[str, Any]) -> Any:
     inputs = []
     for place in sources:
         try:
-            namespace, name = openlineage_dataset(place)
+            inputs.append(_dataset(place, InputDataset))
         except SnapreplError as err:
             log.warning("source %s left out of the lineage of %s: %s", place, record.sn_name, err.message)
-            continue
-        inputs.append(InputDataset(namespace=namespace, name=name))
     dest = Place(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table)
-    namespace, name = openlineage_dataset(dest)
-    statistics = OutputStatisticsOutputDatasetFacet(rowCount=rows_written(outcome))
-    output = OutputDataset(namespace=namespace, name=name, outputFacets={"outputStatistics": statistics})
-    return OperatorLineage(inputs=inputs, outputs=[output])
+    return OperatorLineage(inputs=inputs, outputs=[_written(dest, rows_written(outcome))])

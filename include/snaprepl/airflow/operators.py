@@ -220,6 +220,19 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             self.log.info("backfill %s: this run did %s", backfill, target)
         return outcomes
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The tables the step read and wrote, with the rows written (OpenLineage provider)."""
+        from snaprepl.airflow.lineage_events import sync_lineage  # noqa: PLC0415  (heavy: sqlglot, openlineage)
+
+        synced = getattr(self, "_synced", None)
+        if synced is None:
+            return None
+        catalog = Catalog.open(Settings.load())
+        try:
+            return sync_lineage(catalog, self.item, self.server, *synced)
+        finally:
+            catalog.dispose()
+
     def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
         run_id = uuid.uuid4().hex
         self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
@@ -237,6 +250,7 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         for outcome in outcomes:
             self.log.info("%s", outcome)
         sync_metrics(self.item, outcomes)
+        self._synced = (step, outcomes)
         if step == "pull":
             notified = notify_conflicts(catalog, settings)
             if notified:

@@ -338,6 +338,17 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     assert d.rows(d.subscriber, p.table) == [(1, "a"), (2, "from sub")], "nothing was pushed"
     copy = f"{p.item}:{p.server}".replace("@", "_")
     assert _metric(d.statsd, "airflow.snaprepl.sync.conflicts", copy) == ["0|c"], d.statsd.lines()
+    [pulled] = _lineage(d, f"{p.dag_id}.pull__{p.server}")
+    source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
+    assert [(i["namespace"], i["name"]) for i in pulled["inputs"]] == [
+        (f"sqlite://{os.path.realpath(d.subscriber.name)}", f"main.{p.table}")
+    ], pulled["inputs"]
+    [output] = pulled["outputs"]
+    assert (output["namespace"], output["name"]) == (
+        f"postgres://{source['host']}:{source['port']}",
+        f"{source['schema']}.public.{p.table}",
+    )
+    assert output["outputFacets"]["outputStatistics"]["rowCount"] == 1
 
     push = d.cluster.trigger(p.dag_id, conf={"direction": "push only"})
     d.cluster.wait_for_run(p.dag_id, push, timeout=300)
@@ -397,8 +408,7 @@ def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment
     named = f"airflow.snaprepl.refresh.rows.{d.snapshot.replace('.', '__').replace('@', '_')},kind=incremental:2|c"
     assert named in d.statsd.lines(), "the copy in the name too, for StatsD without tags"
 
-    events = [json.loads(line) for line in d.lineage_file.read_text().splitlines()]
-    done = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"] == f"{d.dag_id}.refresh"][-1]
+    done = _lineage(d, f"{d.dag_id}.refresh")[-1]
     source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
     assert [(i["namespace"], i["name"]) for i in done["inputs"]] == [
         (f"postgres://{source['host']}:{source['port']}", f"{source['schema']}.public.{d.table}")
@@ -406,6 +416,19 @@ def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment
     [output] = done["outputs"]
     assert (output["namespace"], output["name"]) == (f"sqlite://{os.path.realpath(d.dest.name)}", f"main.{d.table}")
     assert output["outputFacets"]["outputStatistics"]["rowCount"] == 2
+
+
+def _lineage(d: Deployment, job: str) -> list[dict]:
+    """The COMPLETE events of task ``job`` (``dag_id.task_id``) the file transport wrote, oldest first
+    (waiting a little for the first: the task emits it as it ends)."""
+    deadline = time.monotonic() + 30
+    while True:
+        text = d.lineage_file.read_text() if d.lineage_file.exists() else ""
+        events = [json.loads(line) for line in text.splitlines()]
+        found = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"] == job]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(1)
 
 
 def _metric(statsd: StatsdListener, name: str, copy: str) -> list[str]:
