@@ -336,7 +336,7 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     assert states == {f"pull__{p.server}": "success", f"push__{p.server}": "skipped"}, states
     assert d.rows(d.source, p.table) == [(1, "a"), (2, "from sub"), (3, "from pub")]
     assert d.rows(d.subscriber, p.table) == [(1, "a"), (2, "from sub")], "nothing was pushed"
-    copy = f"{p.item}:{p.server}".replace("@", "_")
+    copy = f"{p.item}_{p.server}".replace("@", "_")  # the tag: ":" and "@" become "_"
     assert _metric(d.statsd, "airflow.snaprepl.sync.conflicts", copy) == ["0|c"], d.statsd.lines()
     [pulled] = _lineage(d, f"{p.dag_id}.pull__{p.server}")
     source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
