@@ -210,7 +210,8 @@ def error_from_result(
 def run_submission(submission: Submission) -> dict[str, Any]:
     """Run a prepared submission with the Spark provider's hook; return the job's result.
 
-    The hook logs the job's output at INFO (Airflow's logging level decides whether it shows).
+    The hook logs the job's output at INFO (Airflow's logging level decides whether it shows). On a
+    terminal, a progress bar of the job's step is drawn from its progress file (:mod:`snaprepl.progress`).
 
     :raises SnapreplError: the job's own error, or why it gave none.
     """
