@@ -17,6 +17,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Context
 from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowSkipException
 
+from snaprepl.airflow.metrics import refresh_metrics, sync_metrics
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
@@ -166,7 +167,16 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
             result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
         self.log.info("%s", outcome)
+        self._refreshed = (record, {**result["outcome"], **outcome.to_dict()})  # lag and backlog, if measured
+        refresh_metrics(self._refreshed[1])
         return outcome.to_dict()
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The tables the refresh read and wrote, with the rows written (OpenLineage provider)."""
+        from snaprepl.airflow.lineage_events import refresh_lineage  # noqa: PLC0415  (heavy: sqlglot, openlineage)
+
+        refreshed = getattr(self, "_refreshed", None)
+        return refresh_lineage(*refreshed) if refreshed else None
 
 
 class ReplicationSyncOperator(SnapreplSparkOperator):
@@ -215,6 +225,19 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             self.log.info("backfill %s: this run did %s", backfill, target)
         return outcomes
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The tables the step read and wrote, with the rows written (OpenLineage provider)."""
+        from snaprepl.airflow.lineage_events import sync_lineage  # noqa: PLC0415  (heavy: sqlglot, openlineage)
+
+        synced = getattr(self, "_synced", None)
+        if synced is None:
+            return None
+        catalog = Catalog.open(Settings.load())
+        try:
+            return sync_lineage(catalog, self.item, self.server, *synced)
+        finally:
+            catalog.dispose()
+
     def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
         run_id = uuid.uuid4().hex
         self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
@@ -233,6 +256,8 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:
             self.log.info("%s", outcome)
+        sync_metrics(self.item, outcomes)
+        self._synced = (step, outcomes)
         if step == "pull":
             notified = notify_conflicts(catalog, settings)
             if notified:

@@ -340,6 +340,9 @@ class Dialect(Introspection, BidirLogs, RowReplacement, LockWaits, ABC):
     spark_single_writer: ClassVar[bool] = False
     #: Whether a (non-JDBC) connection names a database file rather than a server.
     file_database: ClassVar[bool] = False
+    #: Whether a schema is a database of the server (MySQL): OpenLineage names its tables
+    #: ``schema.table``, not ``database.schema.table``.
+    schema_is_database: ClassVar[bool] = False
 
     def bulk_writer(self, conn: BulkConnection) -> BulkWriter | None:
         """A faster way than Spark's JDBC writer to append a large DataFrame to a table of ``conn``, if

@@ -25,12 +25,14 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import SqlSession
 from snaprepl.errors import RefreshFailed
+from snaprepl.progress import Progress
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
+from snaprepl.spark.tasks import reporting_tasks
 
 
 def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> RefreshOutcome:
@@ -126,12 +128,16 @@ def _copy(
     with ends.source_db.session(read_only=True) as session:  # the query's own SQL: it must not write
         estimate = _estimate_rows(session, ends, source_key)
         plan = partitioning.plan(session, source, snapshot.sn_query, source_key, estimate, request.max_partitions)
-    frame = ends.source_io.read(session_of(spark), snapshot.sn_query, source_columns, plan)
+    progress = Progress(f"complete refresh of {snapshot.sn_name}", estimate, estimated=True, bar=True).start()
+    spark_session = session_of(spark)
+    frame = ends.source_io.read(spark_session, snapshot.sn_query, source_columns, plan)
     frame = frame.toDF(*[c.name for c in staging_columns])
-    copied = ends.dest_io.write(frame, schema, staging, staging_columns)
+    with reporting_tasks(spark_session, progress.tasks):
+        copied = ends.dest_io.write(frame, schema, staging, staging_columns)
     with ends.dest_db.session() as session:
         if copied is None:
             copied = int(session.query(f"SELECT COUNT(*) FROM {dest.qualified(schema, staging)}")[0][0])
+        progress.reached(copied, total=copied)
         if key and dest.key_after_load:
             session.execute(dest.add_key_sql(schema, staging, key))
         dest.analyze(session, schema, staging)
