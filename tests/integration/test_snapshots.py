@@ -201,7 +201,7 @@ def test_failed_complete_refresh_keeps_the_old_content(pg_db, catalog, settings,
     )
     before = pg_db.rows(f"SELECT * FROM {unique_name} ORDER BY id")
     pg_db.run(f"INSERT INTO {src} VALUES (500)")  # division by zero while copying
-    with pytest.raises(RefreshFailed, match="PSQLException: ERROR: division by zero"):
+    with pytest.raises(RefreshFailed, match="division by zero"):
         api.repl_refresh_noninc_snapshot(
             f"{unique_name}@{pg_db.conn_id}", catalog=catalog, settings=settings, refresher=refresher
         )

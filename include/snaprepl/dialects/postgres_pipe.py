@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from snaprepl import timeouts
 from snaprepl.dialects.model import BulkConnection, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 
@@ -80,9 +81,13 @@ class PostgresCopyPipe:
         ]
         into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
         copy_in = f"COPY {self.dest.qualified(schema, table)} ({into}) FROM STDIN"
+        limits = timeouts.current()  # the lock and statement timeouts every session of a refresh gets
         task = pipe_task(
-            psycopg2_kwargs(self.source, self.source_conn),
-            psycopg2_kwargs(self.dest, self.dest_conn),
+            (psycopg2_kwargs(self.source, self.source_conn), psycopg2_kwargs(self.dest, self.dest_conn)),
+            (
+                [*TEXT_FORMS, *self.source.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
+                [*TEXT_FORMS, *self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
+            ),
             copies_out,
             copy_in,
         )
@@ -98,14 +103,19 @@ class PostgresCopyPipe:
 
 
 def pipe_task(
-    source_kwargs: dict[str, Any], dest_kwargs: dict[str, Any], copies_out: list[str], copy_in: str
+    connect: tuple[dict[str, Any], dict[str, Any]],
+    setup: tuple[list[str], list[str]],
+    copies_out: list[str],
+    copy_in: str,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets.
+    """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
+    with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``.
 
     Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
     closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
     """
-    forms = TEXT_FORMS
+    source_kwargs, dest_kwargs = connect
+    source_setup, dest_setup = setup
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import psycopg  # noqa: PLC0415  (imported where the Python worker runs this)
@@ -114,8 +124,9 @@ def pipe_task(
         def pipe(copy_out: str) -> int:
             with psycopg.connect(**source_kwargs) as src, psycopg.connect(**dest_kwargs) as dst:
                 src.execute("SET TRANSACTION READ ONLY")  # the snapshot's query must not write
-                for statement in forms:
+                for statement in source_setup:
                     src.execute(statement)
+                for statement in dest_setup:
                     dst.execute(statement)
                 with src.cursor() as out_cursor, dst.cursor() as in_cursor:
                     with out_cursor.copy(copy_out) as out, in_cursor.copy(copy_in) as into:

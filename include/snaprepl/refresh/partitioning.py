@@ -75,7 +75,7 @@ def key_ranges(dialect: Dialect, partitioning: Partitioning | None) -> list[str 
         return list(partitioning.predicates)
     column, count = dialect.quote(partitioning.column), partitioning.partitions
     span = partitioning.upper - partitioning.lower
-    bounds = sorted({partitioning.lower + span * i // count for i in range(1, count)})
+    bounds = sorted({b for i in range(1, count) if (b := partitioning.lower + span * i // count) > partitioning.lower})
     if not bounds:
         return [None]
     ranges: list[str | None] = [f"{column} < {bounds[0]} OR {column} IS NULL"]
