@@ -113,26 +113,6 @@ def _exact(pg_db, sql: str) -> list[tuple[object, ...]]:
         return cur.fetchall()
 
 
-def test_the_high_water_mark_is_taken_before_the_pipe(pg_db, catalog, settings, refresher, unique_name) -> None:
-    src = f"{unique_name}_s"
-    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v text)", f"INSERT INTO {src} VALUES (1, 'a')")
-    api.repl_create_snapshot_log(f"{src}@{pg_db.conn_id}", catalog=catalog)
-    late = psycopg2.connect(dbname=pg_db.name, **PG_ADMIN)  # a transaction that commits after the copy
-    late.cursor().execute(f"UPDATE {src} SET v = 'late' WHERE id = 1")
-    kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
-    try:
-        created = api.repl_create_inc_snapshot(
-            None, f"{src}@{pg_db.conn_id}", None, f"{unique_name}@{pg_db.conn_id}", **kw
-        )
-        assert created.outcome.copied_by == COPIED_BY_PIPE
-        assert pg_db.rows(f"SELECT v FROM {unique_name}") == [("a",)]
-        late.commit()
-    finally:
-        late.close()
-    api.repl_refresh_inc_snapshot(f"{unique_name}@{pg_db.conn_id}", **kw)
-    assert pg_db.rows(f"SELECT v FROM {unique_name}") == [("late",)]
-
-
 def test_a_copy_failing_half_way_keeps_the_old_content(
     pg_db, catalog, settings, refresher, unique_name, small_ranges, pipe_log
 ) -> None:
