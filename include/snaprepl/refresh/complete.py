@@ -1,11 +1,14 @@
 """Complete (nonincremental) refresh (SEMANTICS section 4).
 
 The query's result is read in parallel key ranges and loaded into a staging table in the destination
-database; then, in one transaction, the staging table replaces the destination's content: a rename
-swap where the destination has nothing else hanging on it, else the difference by key (deletes,
-changed rows, inserts), so triggers such as a snapshot log on the destination see every change and
-foreign keys into it hold (:mod:`snaprepl.dialects.replace`). A failed or killed refresh leaves the
-old content, and readers never see an empty or half-filled table.
+database (streamed by the source dialect's bulk pipe where the pair has one and the column types
+match, PostgreSQL's ``COPY TO`` into ``COPY FROM``; else read by Spark and written by the
+destination's writer), which gets its primary key after the load; then, in one transaction, the
+staging table replaces the destination's content: a rename swap where the destination has nothing
+else hanging on it, else the difference by key (deletes, changed rows, inserts), so triggers such as
+a snapshot log on the destination see every change and foreign keys into it hold
+(:mod:`snaprepl.dialects.replace`). A failed or killed refresh leaves the old content, and readers
+never see an empty or half-filled table.
 
 For an incremental snapshot the log's high-water mark (the source's clock) is taken before the copy
 starts and becomes SN_LAST_TS, so changes made while copying are replayed by the next incremental
