@@ -162,6 +162,21 @@ def refuse_own_source(catalog: Catalog, dest: ResolvedTable, sources: list[Place
             )
 
 
+def openlineage_dataset(place: Place) -> tuple[str, str]:
+    """(namespace, name) of the table at ``place`` as OpenLineage names datasets: ``postgres://host:port``
+    and ``database.schema.table``; ``mysql://host:port`` and ``database.table`` (its schemas are its
+    databases); ``sqlite://<path of the file>`` and ``schema.table``."""
+    info = get_connection(place.conn_id)
+    dialect = info.dialect
+    schema = place.schema if place.schema is not None else _default_schema(place.conn_id)
+    if dialect.file_database:
+        path = os.path.realpath(info.host or info.schema or "")
+        return f"{dialect.name}://{path}", ".".join(p for p in (schema, place.table) if p)
+    authority = (info.host or "") if info.port is None else f"{info.host}:{info.port}"
+    database = None if dialect.schema_is_database else info.schema
+    return f"{dialect.name}://{authority}", ".".join(p for p in (database, schema, place.table) if p)
+
+
 def readers_of(catalog: Catalog, place: Place, *, besides: str | None = None) -> list[str]:
     """Names of the snapshots (other than ``besides``) whose query reads the table at ``place``."""
     places = _Places()

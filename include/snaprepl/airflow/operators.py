@@ -17,6 +17,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Context
 from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException, AirflowSkipException
 
+from snaprepl.airflow.metrics import refresh_metrics, sync_metrics
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
@@ -26,9 +27,13 @@ from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBu
 from snaprepl.refresh.lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.submit.alerts import alerting
 from snaprepl.submit.refresh import prepare_refresh
 from snaprepl.submit.submission import Submission, error_from_result, spark_binary
 from snaprepl.submit.sync import prepare_sync, rows_per_commit_of
+
+#: Exceptions that end a task without a failed run: rescheduled behind a busy lease.
+NO_FAILURE = (AirflowRescheduleException,)
 
 __all__ = ["MODES", "NONINCREMENTAL", "ReplicationSyncOperator", "SnapshotRefreshOperator", "resolve_mode"]
 
@@ -158,10 +163,20 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         )
         self.log.info("refreshing snapshot %s (%s, run %s)", record.sn_name, mode, request.run_id)
         submission = prepare_refresh(request, record, catalog, settings)
-        result = self._run_submission(context, submission, settings)
+        with alerting(catalog, settings, record.sn_name, f"refresh of {record.sn_name}", ignore=NO_FAILURE):
+            result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
         self.log.info("%s", outcome)
+        self._refreshed = (record, {**result["outcome"], **outcome.to_dict()})  # lag and backlog, if measured
+        refresh_metrics(self._refreshed[1])
         return outcome.to_dict()
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The tables the refresh read and wrote, with the rows written (OpenLineage provider)."""
+        from snaprepl.airflow.lineage_events import refresh_lineage  # noqa: PLC0415  (heavy: sqlglot, openlineage)
+
+        refreshed = getattr(self, "_refreshed", None)
+        return refresh_lineage(*refreshed) if refreshed else None
 
 
 class ReplicationSyncOperator(SnapreplSparkOperator):
@@ -210,6 +225,19 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             self.log.info("backfill %s: this run did %s", backfill, target)
         return outcomes
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The tables the step read and wrote, with the rows written (OpenLineage provider)."""
+        from snaprepl.airflow.lineage_events import sync_lineage  # noqa: PLC0415  (heavy: sqlglot, openlineage)
+
+        synced = getattr(self, "_synced", None)
+        if synced is None:
+            return None
+        catalog = Catalog.open(Settings.load())
+        try:
+            return sync_lineage(catalog, self.item, self.server, *synced)
+        finally:
+            catalog.dispose()
+
     def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
         run_id = uuid.uuid4().hex
         self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
@@ -223,9 +251,13 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             run_id=run_id,
             atomic=step == "init",  # a backfill's reload: readers see the old rows or the new ones
         )
-        outcomes = self._run_submission(context, submission, settings)["outcomes"]
+        what = f"{step} of {self.item} with {self.server}"
+        with alerting(catalog, settings, self.item, what, server=self.server, ignore=NO_FAILURE):
+            outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:
             self.log.info("%s", outcome)
+        sync_metrics(self.item, outcomes)
+        self._synced = (step, outcomes)
         if step == "pull":
             notified = notify_conflicts(catalog, settings)
             if notified:

@@ -18,8 +18,10 @@ from snaprepl.db import Database, Session
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import ReplicationError
+from snaprepl.progress import Progress
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.lock import RunLock, check_leases
+from snaprepl.spark.tasks import reporting_tasks
 
 CHUNK = "SNAPREPL_CHUNK"
 
@@ -40,12 +42,16 @@ def init(
         state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
     ):
         bookmark = _bookmark(state, record, sub, server)
-        frame = _publisher_frame(state, rows_per_commit, max_partitions)
+        frame, estimate = _publisher_frame(state, rows_per_commit, max_partitions)
+        copy = Progress(f"initial load of {server}: copy", estimate, estimated=True, bar=True).start()
         stage = sub.dialect.shorten(f"snaprepl_init_{uuid.uuid5(uuid.NAMESPACE_URL, state.item + server).hex[:10]}")
         try:
-            chunks = _stage(sub, stage, frame, [c.name for c in state.publisher.columns], outcome)
+            with reporting_tasks(state.spark, copy.tasks):
+                chunks = _stage(sub, stage, frame, [c.name for c in state.publisher.columns], outcome)
+            copy.reached(outcome.rows, total=outcome.rows)
             staged = time.monotonic()
-            _merge(sub, stage, [c.name for c in state.publisher.columns], chunks, atomic)
+            apply = Progress(f"initial load of {server}: apply", outcome.rows, bar=True).start()
+            _merge(sub, stage, [c.name for c in state.publisher.columns], chunks, atomic, apply)
             commits = 1 if atomic else len(chunks) + 1
             outcome.notes.append(
                 f"copied to a staging table in {staged - started:.1f} s, "
@@ -83,8 +89,9 @@ def _bookmark(state: PublicationState, record: SubscriptionRecord, sub: Side, se
     return bookmark
 
 
-def _publisher_frame(state: PublicationState, rows_per_commit: int, max_partitions: int) -> Any:
-    """The publisher's rows as a DataFrame, with a CHUNK column numbering commits of ``rows_per_commit`` rows."""
+def _publisher_frame(state: PublicationState, rows_per_commit: int, max_partitions: int) -> tuple[Any, int | None]:
+    """The publisher's rows as a DataFrame, with a CHUNK column numbering commits of ``rows_per_commit`` rows,
+    and their estimated number."""
     from pyspark.sql import functions as F
 
     publisher = state.publisher
@@ -100,11 +107,12 @@ def _publisher_frame(state: PublicationState, rows_per_commit: int, max_partitio
     chunk = F.shiftright(row_id, 33) * F.lit(10**9) + F.floor(
         row_id.bitwiseAND(F.lit((1 << 33) - 1)) / F.lit(rows_per_commit)
     )
-    return frame.withColumn(CHUNK, chunk.cast("long"))
+    return frame.withColumn(CHUNK, chunk.cast("long")), estimate
 
 
-def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome) -> list[Any]:
-    """Write ``frame`` to the staging table ``stage`` on the subscriber; return its chunk numbers."""
+def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome) -> list[tuple[Any, int]]:
+    """Write ``frame`` to the staging table ``stage`` on the subscriber; return its chunk numbers and
+    their rows."""
     sd = sub.dialect
     schema = sub.log.snl_schema
     stage_sql = sd.qualified(schema, stage)
@@ -121,23 +129,30 @@ def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome
         session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_chunk"), [CHUNK]))
         session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_key"), sub.key))
         sd.analyze(session, schema, stage)
-        chunks = [row[0] for row in session.query(f"SELECT DISTINCT {sd.quote(CHUNK)} FROM {stage_sql} ORDER BY 1")]
-        outcome.rows = int(session.query(f"SELECT COUNT(*) FROM {stage_sql}")[0][0])
+        chunk = sd.quote(CHUNK)
+        chunks = [
+            (row[0], int(row[1]))
+            for row in session.query(f"SELECT {chunk}, COUNT(*) FROM {stage_sql} GROUP BY {chunk} ORDER BY 1")
+        ]
+        outcome.rows = sum(rows for _, rows in chunks)
     return chunks
 
 
-def _merge(sub: Side, stage: str, names: list[str], chunks: list[Any], atomic: bool) -> None:
+def _merge(
+    sub: Side, stage: str, names: list[str], chunks: list[tuple[Any, int]], atomic: bool, progress: Progress
+) -> None:
     """Merge the staged rows into the replica, one commit per chunk (or one in all when ``atomic``),
     then delete the replica's rows the staging table lacks."""
     sd = sub.dialect
     stage_sql = sd.qualified(sub.log.snl_schema, stage)
     merge = sd.replicated_merge_sql(sub.table, stage_sql, names, sub.key, sub.rlog, sub.log.objects.key_columns)
     with _transactions(sub.db, atomic) as transaction:
-        for number in chunks:  # one commit per chunk of about rows_per_commit rows
+        for number, rows in chunks:  # one commit per chunk of about rows_per_commit rows
             with transaction() as session:
                 for statement in merge:
                     session.execute(statement, {"chunk": number})
                 check_leases()  # a run taken over (thought dead) commits nothing more
+            progress.advance(rows)
         # Rows an interrupted earlier load left that the publisher no longer has.
         match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
         no_pending = sd._no_pending(

@@ -16,6 +16,7 @@ from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import utcnow
 from snaprepl.db import Session
 from snaprepl.dialects.base import BIDIR
+from snaprepl.progress import Progress
 from snaprepl.refresh.lock import RunLock, check_leases
 
 
@@ -32,6 +33,7 @@ def pull(state: PublicationState, server: str) -> Outcome:
         outcome.changes = len(entries)
         guids = [e[GUID] for e in entries]
         applied_before = state.catalog.urplog_contains(state.item, server, state.publisher.name, guids)
+        progress = Progress(f"pull of {state.item} from {server}", len(entries)).start()
         for batch in batches(entries, state.commit_rows):
             todo = [e for e in batch if e[GUID] not in applied_before]
             if todo:
@@ -45,6 +47,7 @@ def pull(state: PublicationState, server: str) -> Outcome:
                 subscription=(server, {"ss_last_pull_ts": newest, "ss_last_pull_at": utcnow()}),
             )
             _forget_pulled(sub, batch)
+            progress.advance(len(batch))
     sub.db.dispose()
     outcome.duration_s = time.monotonic() - started
     return outcome

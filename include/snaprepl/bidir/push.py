@@ -14,6 +14,7 @@ from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import utcnow
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import ReplicationError
+from snaprepl.progress import Progress
 from snaprepl.refresh.lock import RunLock, check_leases
 
 
@@ -41,6 +42,7 @@ def push(state: PublicationState, server: str) -> Outcome:
         outcome.changes = len(entries)
         done = state.catalog.urplog_contains(state.item, publisher.name, server, [e[GUID] for e in entries])
         waiting: list[datetime] = []
+        progress = Progress(f"push of {state.item} to {server}", len(entries)).start()
         for batch in batches(entries, state.commit_rows):
             todo = [e for e in batch if e[GUID] not in done]
             applied = _apply_batch(publisher, sub, todo, waiting) if todo else []
@@ -53,6 +55,7 @@ def push(state: PublicationState, server: str) -> Outcome:
                 [(e[GUID], e[SNAPTIME]) for e in applied],
                 subscription=(server, {"ss_last_push_ts": watermark, "ss_last_push_at": utcnow()}),
             )
+            progress.advance(len(batch))
         outcome.skipped = len(waiting)
         if not entries:
             state.catalog.update_subscription(server, state.item, ss_last_push_at=utcnow())

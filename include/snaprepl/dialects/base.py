@@ -26,6 +26,7 @@ from snaprepl.dialects.model import (
     LOG_COLUMNS,
     BidirColumns,
     BulkConnection,
+    BulkPipe,
     Column,
     ConnectionFields,
     DdlStep,
@@ -340,11 +341,23 @@ class Dialect(Introspection, BidirLogs, RowReplacement, LockWaits, ABC):
     spark_single_writer: ClassVar[bool] = False
     #: Whether a (non-JDBC) connection names a database file rather than a server.
     file_database: ClassVar[bool] = False
+    #: Whether a schema is a database of the server (MySQL): OpenLineage names its tables
+    #: ``schema.table``, not ``database.schema.table``.
+    schema_is_database: ClassVar[bool] = False
 
     def bulk_writer(self, conn: BulkConnection) -> BulkWriter | None:
         """A faster way than Spark's JDBC writer to append a large DataFrame to a table of ``conn``, if
         the dialect has one: called as ``writer(frame, schema, table, columns)``, it returns the rows
         written."""
+        return None
+
+    #: Whether the database speaks PostgreSQL's ``COPY`` text format through psycopg (a bulk pipe's end).
+    copy_text_protocol: ClassVar[bool] = False
+
+    def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> BulkPipe | None:
+        """A way to stream a query's result from ``conn`` straight into a table of ``dest_conn`` (a
+        database of ``dest``) without Spark types in between, if the pair has one (see
+        :mod:`snaprepl.dialects.postgres_pipe`)."""
         return None
 
     def upsert_staged_sql(

@@ -4,7 +4,7 @@ and the session and connection shapes a dialect reads."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +49,27 @@ class BulkConnection(ConnectionFields, Protocol):
     def conn_type(self) -> str: ...
 
     def sqlalchemy_url(self) -> URL: ...
+
+
+class BulkPipe(Protocol):
+    """Streams a query's result from one database into a table of another, in parallel key ranges
+    (see :meth:`snaprepl.dialects.base.Dialect.bulk_pipe`)."""
+
+    def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
+        """Why the pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
+
+    def __call__(
+        self,
+        spark: Any,
+        query: str,
+        source_columns: Sequence[Column],
+        ranges: Sequence[str | None],
+        target: tuple[str, str, Sequence[Column]],
+    ) -> int:
+        """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns)."""
+
+    def failure(self, err: BaseException) -> str | None:
+        """The database's own message behind a failed copy, if ``err`` carries one."""
 
 
 class SqlSession(Protocol):

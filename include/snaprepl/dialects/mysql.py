@@ -38,6 +38,7 @@ class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, Dialect):
     sqlalchemy_driver = "mysql+pymysql"
     read_only_begin = ("START TRANSACTION READ ONLY",)
     read_only_session = "SET SESSION TRANSACTION READ ONLY"
+    schema_is_database = True
 
     def driver_options(self, conn: ConnectionFields) -> DriverOptions:
         return mysql_options(conn.conn_id, conn.extra)

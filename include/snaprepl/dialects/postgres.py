@@ -20,6 +20,7 @@ from snaprepl.dialects.base import (
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
+from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
@@ -37,10 +38,17 @@ class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, Dialect):
     rowguid_type = "varchar(255)"
     sqlalchemy_driver = "postgresql+psycopg2"
     read_only_begin = ("SET TRANSACTION READ ONLY",)
+    copy_text_protocol = True
 
     def bulk_writer(self, conn: BulkConnection) -> PostgresCopy | None:
         """``COPY`` through psycopg2, except on a JDBC-only connection."""
         return PostgresCopy(self, conn) if conn.conn_type != "jdbc" else None
+
+    def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> PostgresCopyPipe | None:
+        """``COPY TO`` piped into ``COPY FROM`` where both ends speak it, except on JDBC-only connections."""
+        if not dest.copy_text_protocol or "jdbc" in (conn.conn_type, dest_conn.conn_type):
+            return None
+        return PostgresCopyPipe(self, conn, dest, dest_conn)
 
     def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
         return [f"SET lock_timeout = '{int(lock_seconds)}s'", f"SET statement_timeout = '{int(statement_seconds)}s'"]

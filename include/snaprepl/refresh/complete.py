@@ -1,11 +1,14 @@
 """Complete (nonincremental) refresh (SEMANTICS section 4).
 
 The query's result is read in parallel key ranges and loaded into a staging table in the destination
-database; then, in one transaction, the staging table replaces the destination's content: a rename
-swap where the destination has nothing else hanging on it, else the difference by key (deletes,
-changed rows, inserts), so triggers such as a snapshot log on the destination see every change and
-foreign keys into it hold (:mod:`snaprepl.dialects.replace`). A failed or killed refresh leaves the
-old content, and readers never see an empty or half-filled table.
+database (streamed by the source dialect's bulk pipe where the pair has one and the column types
+match, PostgreSQL's ``COPY TO`` into ``COPY FROM``; else read by Spark and written by the
+destination's writer), which gets its primary key after the load; then, in one transaction, the
+staging table replaces the destination's content: a rename swap where the destination has nothing
+else hanging on it, else the difference by key (deletes, changed rows, inserts), so triggers such as
+a snapshot log on the destination see every change and foreign keys into it hold
+(:mod:`snaprepl.dialects.replace`). A failed or killed refresh leaves the old content, and readers
+never see an empty or half-filled table.
 
 For an incremental snapshot the log's high-water mark (the source's clock) is taken before the copy
 starts and becomes SN_LAST_TS, so changes made while copying are replayed by the next incremental
@@ -15,6 +18,7 @@ refresh (Virtuoso takes it after, and can skip them).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -24,13 +28,18 @@ from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import SqlSession
+from snaprepl.dialects.model import BulkPipe
 from snaprepl.errors import RefreshFailed
+from snaprepl.progress import Progress
 from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import check_leases
-from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.model import COMPLETE, COPIED_BY_PIPE, COPIED_BY_SPARK, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
+from snaprepl.spark.tasks import reporting_tasks
+
+log = logging.getLogger(__name__)
 
 
 def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> RefreshOutcome:
@@ -58,7 +67,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         session.execute(dest.create_table_sql(schema, staging, staging_columns, key_in_ddl))
     _record_start(catalog, request, snapshot, staging, high_water_mark)
     try:
-        copied = _copy(spark, request, ends, source_columns, staging, staging_columns, key)
+        copied, copied_by = _copy(spark, request, ends, source_columns, staging, staging_columns, key)
         _replace(ends, staging, staging_columns, key, swap)
     except BaseException:
         with ends.dest_db.session() as session:
@@ -69,6 +78,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         snapshot=snapshot.sn_name,
         kind=COMPLETE,
         rows_copied=copied,
+        copied_by=copied_by,
         last_ts=high_water_mark,
         duration_s=time.monotonic() - started,
     )
@@ -117,25 +127,76 @@ def _copy(
     staging: str,
     staging_columns: list[Column],
     key: list[str],
-) -> int:
+) -> tuple[int, str]:
     """Copy the query's result into the staging table in parallel reads, then key and analyze it;
-    the rows copied."""
+    the rows copied and how (the dialects' bulk pipe where the pair has one and the column types
+    match, else Spark's read and the destination's writer)."""
     snapshot, source, dest = ends.snapshot, ends.source_db.dialect, ends.dest_db.dialect
     schema = snapshot.sn_dest_schema
     source_key = [c for c in source_columns if any(dest.same_name(c.name, k) for k in key)]
     with ends.source_db.session(read_only=True) as session:  # the query's own SQL: it must not write
         estimate = _estimate_rows(session, ends, source_key)
         plan = partitioning.plan(session, source, snapshot.sn_query, source_key, estimate, request.max_partitions)
-    frame = ends.source_io.read(session_of(spark), snapshot.sn_query, source_columns, plan)
-    frame = frame.toDF(*[c.name for c in staging_columns])
-    copied = ends.dest_io.write(frame, schema, staging, staging_columns)
+    progress = Progress(f"complete refresh of {snapshot.sn_name}", estimate, estimated=True, bar=True).start()
+    spark_session = session_of(spark)
+    pipe = _pipe(ends, source_columns, staging_columns)
+    copied: int | None
+    with reporting_tasks(spark_session, progress.tasks):
+        if pipe is not None:
+            copied_by = COPIED_BY_PIPE
+            ranges = partitioning.key_ranges(source, plan)
+            copied = _pipe_copy(spark_session, ends, pipe, source_columns, ranges, (schema, staging, staging_columns))
+        else:
+            copied_by = COPIED_BY_SPARK
+            frame = ends.source_io.read(spark_session, snapshot.sn_query, source_columns, plan)
+            frame = frame.toDF(*[c.name for c in staging_columns])
+            copied = ends.dest_io.write(frame, schema, staging, staging_columns)
     with ends.dest_db.session() as session:
         if copied is None:
             copied = int(session.query(f"SELECT COUNT(*) FROM {dest.qualified(schema, staging)}")[0][0])
+        progress.reached(copied, total=copied)
         if key and dest.key_after_load:
             session.execute(dest.add_key_sql(schema, staging, key))
         dest.analyze(session, schema, staging)
-    return copied
+    return copied, copied_by
+
+
+def _pipe(ends: Endpoints, source_columns: list[Column], staging_columns: list[Column]) -> BulkPipe | None:
+    """The source dialect's bulk pipe into the destination, if the pair has one and it takes these
+    columns (the reason it does not is logged)."""
+    source, dest = ends.source_db.dialect, ends.dest_db.dialect
+    pipe = source.bulk_pipe(ends.source_io.conn, dest, ends.dest_io.conn)
+    if pipe is None:
+        return None
+    refusal = pipe.refusal(source_columns, staging_columns)
+    if refusal:
+        log.info("snapshot %s: copied through Spark, not the COPY pipe: %s", ends.snapshot.sn_name, refusal)
+        return None
+    return pipe
+
+
+def _pipe_copy(
+    spark: Any,
+    ends: Endpoints,
+    pipe: BulkPipe,
+    columns: list[Column],
+    ranges: list[str | None],
+    target: tuple[str, str, list[Column]],
+) -> int:
+    """Stream the query's result into the staging table ``target`` (schema, table, columns) through
+    ``pipe``, one Spark task per key range."""
+    snapshot = ends.snapshot
+    log.info("snapshot %s: copying through the COPY pipe in %d key ranges", snapshot.sn_name, len(ranges))
+    try:
+        return pipe(session_of(spark), snapshot.sn_query, columns, ranges, target)
+    except Exception as err:
+        cause = pipe.failure(err)
+        if cause is None:
+            raise
+        raise RefreshFailed(
+            f"complete refresh of {snapshot.sn_name} failed while copying: {cause}",
+            "the destination keeps its last consistent content; fix the cause and refresh again",
+        ) from err
 
 
 def _replace(ends: Endpoints, staging: str, columns: list[Column], key: list[str], swap: bool) -> None:

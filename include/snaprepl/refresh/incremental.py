@@ -24,6 +24,7 @@ from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.names import Ident
+from snaprepl.progress import Progress
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import check_leases
@@ -205,6 +206,8 @@ def _apply(
     entries_sql = staged_entries_sql(dest, staged)
     upserted = deleted = 0
     last_ts = None
+    total = sum(sum(counts.values()) for counts in per_batch.values())
+    progress = Progress(f"incremental refresh of {name}", total).start()
     for batch in sorted(per_batch):
         counts = per_batch[batch]
         statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
@@ -214,6 +217,7 @@ def _apply(
         upserted += counts.get("U", 0)
         deleted += counts.get("D", 0)
         last_ts = batch_ts
+        progress.advance(sum(counts.values()))
     return upserted, deleted, len(per_batch), last_ts
 
 

@@ -9,6 +9,10 @@ from typing import Any
 
 INCREMENTAL = "incremental"
 COMPLETE = "complete"
+#: How a complete refresh copied its rows (RefreshOutcome.copied_by): streamed by the dialects' bulk pipe
+#: (PostgreSQL COPY TO piped into COPY FROM), or read by Spark and written by the destination's writer.
+COPIED_BY_PIPE = "copy pipe"
+COPIED_BY_SPARK = "spark"
 MODES = (INCREMENTAL, COMPLETE)
 
 
@@ -52,10 +56,14 @@ class RefreshOutcome:
     last_ts: datetime | None = None
     duration_s: float = 0.0
     note: str | None = None
+    #: How a complete refresh copied its rows: :data:`COPIED_BY_PIPE` or :data:`COPIED_BY_SPARK`.
+    copied_by: str | None = None
 
     def __str__(self) -> str:
         if self.kind == COMPLETE:
             text = f"snapshot {self.snapshot}: complete refresh copied {self.rows_copied} rows"
+            if self.copied_by == COPIED_BY_PIPE:
+                text += " through the COPY pipe"
         else:
             text = (
                 f"snapshot {self.snapshot}: incremental refresh applied {self.rows_upserted} upserts and "

@@ -64,3 +64,21 @@ def plan(
     predicates += [f"{target} >= {lo} AND {target} < {hi}" for lo, hi in itertools.pairwise(bounds)]
     predicates.append(f"{target} >= {bounds[-1]}")
     return PredicatePartitioning(tuple(predicates))
+
+
+def key_ranges(dialect: Dialect, partitioning: Partitioning | None) -> list[str | None]:
+    """``partitioning`` as one WHERE condition per range (None: one range of every row), for readers
+    other than Spark's JDBC source; an integer range is split as Spark splits it, in even strides."""
+    if partitioning is None:
+        return [None]
+    if isinstance(partitioning, PredicatePartitioning):
+        return list(partitioning.predicates)
+    column, count = dialect.quote(partitioning.column), partitioning.partitions
+    span = partitioning.upper - partitioning.lower
+    bounds = sorted({b for i in range(1, count) if (b := partitioning.lower + span * i // count) > partitioning.lower})
+    if not bounds:
+        return [None]
+    ranges: list[str | None] = [f"{column} < {bounds[0]} OR {column} IS NULL"]
+    ranges += [f"{column} >= {lo} AND {column} < {hi}" for lo, hi in itertools.pairwise(bounds)]
+    ranges.append(f"{column} >= {bounds[-1]}")
+    return ranges

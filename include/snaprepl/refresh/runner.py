@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from datetime import datetime
 from typing import Any
 
+from snaprepl import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
@@ -27,7 +29,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
     snapshot = catalog.snapshot(request.snapshot)
     if snapshot is None:
         raise SnapshotNotFound(f"there is no snapshot {request.snapshot}", "`snaprepl status` lists the snapshots")
-    started = time.monotonic()
+    started, started_at = time.monotonic(), utcnow()
     with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
         kind = INCREMENTAL if request.mode == INCREMENTAL and snapshot.incremental else COMPLETE
         catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
@@ -43,6 +45,9 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
                 sn_last_error=(str(failure) or type(failure).__name__)[:4000],
                 sn_last_refresh_at=utcnow(),
                 sn_last_duration_s=time.monotonic() - started,
+            )
+            run_history.record_refresh(
+                catalog, snapshot.sn_name, kind, started_at, "failed", rh_error=run_history.clean_error(failure)
             )
             if failure is err:
                 raise
@@ -60,7 +65,20 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             sn_last_rows_deleted=outcome.rows_deleted,
             sn_last_duration_s=time.monotonic() - started,
         )
+        _record(catalog, outcome, started_at)
     return outcome
+
+
+def _record(catalog: Catalog, outcome: RefreshOutcome, started_at: datetime) -> None:
+    """Put the refresh in the history: a complete refresh read and wrote every row; an incremental
+    one took its changes (upserts and deletes), and is idle when it took none."""
+    if outcome.kind == COMPLETE:
+        rows = {"rh_rows_in": outcome.rows_copied, "rh_rows_out": outcome.rows_copied, "rh_rows_deleted": 0}
+    else:
+        changes = outcome.rows_upserted + outcome.rows_deleted
+        rows = {"rh_rows_in": changes, "rh_rows_out": outcome.rows_upserted, "rh_rows_deleted": outcome.rows_deleted}
+    idle = outcome.kind == INCREMENTAL and not rows["rh_rows_in"]
+    run_history.record_refresh(catalog, outcome.snapshot, outcome.kind, started_at, "idle" if idle else "ok", **rows)
 
 
 def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints, kind: str) -> RefreshOutcome:

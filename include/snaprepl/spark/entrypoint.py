@@ -15,6 +15,7 @@ from typing import Any
 from snaprepl.catalog.store import Catalog
 from snaprepl.connections import get_connection
 from snaprepl.errors import SnapreplError
+from snaprepl.progress import configure_job_logging
 from snaprepl.spark.errors import root_cause
 from snaprepl.spark.lifeline import attach
 from snaprepl.spark.session import LazySession
@@ -57,6 +58,7 @@ class JobRun:
         self._failure = failure
 
     def __enter__(self) -> JobRun:
+        configure_job_logging()  # progress lines reach the task log
         return self
 
     def open_catalog(self) -> Catalog:

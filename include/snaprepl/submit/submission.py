@@ -7,6 +7,7 @@ variable of the spark-submit process, and deleted when the job ends.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -20,6 +21,7 @@ from snaprepl import timeouts
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
+from snaprepl.progress import PROGRESS_FILE_ENV, bar_while
 from snaprepl.settings import Settings
 from snaprepl.spark import lifeline, rundir
 from snaprepl.spark.entrypoint import RESULT_FILE_ENV
@@ -107,6 +109,7 @@ class Submission:
     result_file: Path
     extra: dict[str, Any] = field(default_factory=dict)
     run_dir: Path | None = None
+    progress_file: Path | None = None
 
     def hook_kwargs(self) -> dict[str, Any]:
         return {
@@ -162,6 +165,7 @@ def prepare(
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         CONNECTIONS_FILE_ENV: str(connections_file),
         RESULT_FILE_ENV: str(result_file),
+        PROGRESS_FILE_ENV: str(directory / "progress.json"),
         "PYTHONPATH": job_python_path(),
         **timeouts.job_env(settings),  # jobs read no Airflow configuration
         lifeline.SUBMITTER_ENV: lifeline.submitter_token(),
@@ -181,6 +185,7 @@ def prepare(
         connections_file=connections_file,
         result_file=result_file,
         run_dir=directory,
+        progress_file=directory / "progress.json",
     )
 
 
@@ -205,7 +210,8 @@ def error_from_result(
 def run_submission(submission: Submission) -> dict[str, Any]:
     """Run a prepared submission with the Spark provider's hook; return the job's result.
 
-    The hook logs the job's output at INFO (Airflow's logging level decides whether it shows).
+    The hook logs the job's output at INFO (Airflow's logging level decides whether it shows). On a
+    terminal, a progress bar of the job's step is drawn from its progress file (:mod:`snaprepl.progress`).
 
     :raises SnapreplError: the job's own error, or why it gave none.
     """
@@ -215,7 +221,8 @@ def run_submission(submission: Submission) -> dict[str, Any]:
     failure: BaseException | None = None
     spark_submit = lambda: getattr(getattr(hook, "_submit_sp", None), "pid", None)  # noqa: E731
     try:
-        with lifeline.group_dies_with_caller(spark_submit):
+        bar = bar_while(submission.progress_file) if submission.progress_file else contextlib.nullcontext()
+        with lifeline.group_dies_with_caller(spark_submit), bar:  # a bar on a terminal only
             hook.submit(submission.application, process_group=0)  # its own group: killed as one
     except Exception as err:  # the hook raises AirflowException on a non-zero exit
         failure = err

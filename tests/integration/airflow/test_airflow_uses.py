@@ -7,16 +7,22 @@ One deployment serves the module, with Airflow's own default of pausing new DAGs
 (``dags_are_paused_at_creation = True``): snaprepl's DAGs must run anyway. The source is a
 table on a TLS-only PostgreSQL, the destination and the subscriber SQLite files, the catalog the cluster's
 PostgreSQL metadata database, reached by tasks and DAG parsing as a role granted by ``snaprepl catalog
-grant``; ``busy_wait_seconds`` is short so that waiting tasks come back within the test.
+grant``; ``busy_wait_seconds`` is short so that waiting tasks come back within the test. Metrics go
+to a StatsD listener of the test (InfluxDB-style tags on), lineage events to a file (OpenLineage's
+file transport).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -30,6 +36,7 @@ from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_i
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
+from tests.support.statsd import StatsdListener
 from tests.support.tls_postgres import tls_database, tls_only_postgres
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
@@ -49,6 +56,8 @@ class Deployment:
     table: str
     snapshot: str
     dag_id: str
+    statsd: StatsdListener
+    lineage_file: Path
 
     def sql(self, statements: str) -> None:
         done = self.cluster.run([sys.executable, "-m", "snaprepl", "sql", statements])
@@ -111,6 +120,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, tls_source: tuple[RealD
     files = tmp_path_factory.mktemp("uses-files")
     dest = RealDatabase("sqlite", DST, str(files / "dest.db"))
     subscriber = RealDatabase("sqlite", SUB, str(files / "sub.db"))
+    statsd = StatsdListener()
+    lineage_file = files / "openlineage.jsonl"
     cluster = AirflowCluster(
         tmp_path_factory.mktemp("airflow-uses"),
         env={
@@ -120,11 +131,20 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, tls_source: tuple[RealD
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # Airflow's default
             "AIRFLOW__SNAPREPL__BUSY_WAIT_SECONDS": "15",
             "SNAPREPL_TEST_CATALOG_PW": CATALOG_PASSWORD,
+            "AIRFLOW__METRICS__STATSD_ON": "True",
+            "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+            "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port),
+            "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {"type": "file", "log_file_path": str(lineage_file), "append": True}
+            ),
         },
         database_url=f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{metadata_db}",
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
-    deployed = Deployment(cluster, catalog, source, dest, subscriber, table, f"main.{table}@{DST}", "")
+    deployed = Deployment(
+        cluster, catalog, source, dest, subscriber, table, f"main.{table}@{DST}", "", statsd, lineage_file
+    )
     deployed.dag_id = snapshot_dag_id(deployed.snapshot)
     role = f"snaprepl_cat_{uuid.uuid4().hex[:8]}"
 
@@ -147,6 +167,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, tls_source: tuple[RealD
     finally:
         catalog.dispose()
         cluster.stop()
+        statsd.close()
         with pg_admin_connect() as conn:
             conn.cursor().execute(f'DROP DATABASE IF EXISTS "{metadata_db}" WITH (FORCE)')
             conn.cursor().execute(f'DROP ROLE IF EXISTS "{role}"')
@@ -277,6 +298,9 @@ def test_a_backfill_a_manual_run_and_a_scheduled_run_at_once_wait_for_each_other
     # The test's own run, then at least the backfill's complete refresh, the manual and the scheduled run.
     assert "test-holder" in holders and len(holders[holders.index("test-holder") + 1 :]) >= 3, holders
     assert {ti["try_number"] for ti in every_ti} == {1}, "waiting for the lease used a retry"
+    by_run = {r.rh_dag_run_id: r for r in d.catalog.history(d.snapshot, limit=None)}
+    assert {refreshed[0], manual, *scheduled} <= set(by_run), by_run.keys()
+    assert by_run[refreshed[0]].rh_kind == "complete" and by_run[refreshed[0]].rh_outcome == "ok"
     assert d.rows(d.dest, d.table) == d.rows(d.source, d.table) == [(1, "one"), (2, "TWO"), (3, "three"), (4, "four")]
 
 
@@ -315,12 +339,28 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     assert states == {f"pull__{p.server}": "success", f"push__{p.server}": "skipped"}, states
     assert d.rows(d.source, p.table) == [(1, "a"), (2, "from sub"), (3, "from pub")]
     assert d.rows(d.subscriber, p.table) == [(1, "a"), (2, "from sub")], "nothing was pushed"
+    copy = f"{p.item}_{p.server}".replace("@", "_")  # the tag: ":" and "@" become "_"
+    assert _metric(d.statsd, "airflow.snaprepl.sync.conflicts", copy) == ["0|c"], d.statsd.lines()
+    [pulled] = _lineage(d, f"{p.dag_id}.pull__{p.server}")
+    source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
+    assert [(i["namespace"], i["name"]) for i in pulled["inputs"]] == [
+        (f"sqlite://{os.path.realpath(d.subscriber.name)}", f"main.{p.table}")
+    ], pulled["inputs"]
+    [output] = pulled["outputs"]
+    assert (output["namespace"], output["name"]) == (
+        f"postgres://{source['host']}:{source['port']}",
+        f"{source['schema']}.public.{p.table}",
+    )
+    assert output["outputFacets"]["outputStatistics"]["rowCount"] == 1
 
     push = d.cluster.trigger(p.dag_id, conf={"direction": "push only"})
     d.cluster.wait_for_run(p.dag_id, push, timeout=300)
     states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, push)}
     assert states == {f"pull__{p.server}": "skipped", f"push__{p.server}": "success"}, states
     assert d.rows(d.subscriber, p.table) == d.rows(d.source, p.table)
+    # The history names the DAG run each step ran in (Airflow's task environment reaches the job).
+    recent = [(r.rh_kind, r.rh_outcome, r.rh_dag_run_id) for r in d.catalog.history(p.item, limit=2)]
+    assert recent == [("push", "ok", push), ("pull", "ok", pull)], recent
     with pytest.raises(AssertionError, match="HTTP 400"):
         d.cluster.trigger(p.dag_id, conf={"direction": "sideways"})
 
@@ -351,6 +391,61 @@ def test_a_backfill_of_a_sync_pulls_then_reloads_each_replica_once(
     # The subscriber's change was pulled before the reload, so the reload kept it.
     assert d.rows(d.subscriber, p.table) == d.rows(d.source, p.table)
     assert d.rows(d.source, p.table)[0] == (1, "changed on sub")
+
+
+def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment: Deployment) -> None:
+    d = deployment
+    src = d.source.q(d.table)
+    d.source.run(f"INSERT INTO {src} VALUES (5, 'five')", f"DELETE FROM {src} WHERE id = 1")
+    run = d.cluster.trigger(d.dag_id, conf={"mode": "incremental"})
+    d.cluster.wait_for_run(d.dag_id, run, timeout=300)
+    assert d.rows(d.dest, d.table) == d.rows(d.source, d.table)
+
+    log = d.cluster.task_log(d.dag_id, run)
+    progress = re.findall(r"snaprepl progress: incremental refresh of \S+: (\d+) rows so far of 2", log)
+    assert progress == ["0", "2"], f"the job's progress lines reach the task log: {log[-3000:]}"
+
+    copy = d.snapshot.replace("@", "_")
+    deadline = time.monotonic() + 30  # UDP: give the datagrams a moment
+    while time.monotonic() < deadline and not _metric(d.statsd, "airflow.snaprepl.refresh.rows", copy):
+        time.sleep(0.5)
+    assert "2|c" in _metric(d.statsd, "airflow.snaprepl.refresh.rows", copy), d.statsd.lines()
+    assert _metric(d.statsd, "airflow.snaprepl.refresh.duration", copy), "a timing, tagged by copy"
+    named = f"airflow.snaprepl.refresh.rows.{d.snapshot.replace('.', '__').replace('@', '_')},kind=incremental:2|c"
+    assert named in d.statsd.lines(), "the copy in the name too, for StatsD without tags"
+
+    done = _lineage(d, f"{d.dag_id}.refresh")[-1]
+    source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
+    assert [(i["namespace"], i["name"]) for i in done["inputs"]] == [
+        (f"postgres://{source['host']}:{source['port']}", f"{source['schema']}.public.{d.table}")
+    ], done["inputs"]
+    [output] = done["outputs"]
+    assert (output["namespace"], output["name"]) == (f"sqlite://{os.path.realpath(d.dest.name)}", f"main.{d.table}")
+    assert output["outputFacets"]["outputStatistics"]["rowCount"] == 2
+
+
+def _lineage(d: Deployment, job: str) -> list[dict]:
+    """The COMPLETE events of task ``job`` (``dag_id.task_id``) the file transport wrote, oldest first
+    (waiting a little for the first: the task emits it as it ends)."""
+    deadline = time.monotonic() + 30
+    while True:
+        text = d.lineage_file.read_text() if d.lineage_file.exists() else ""
+        events = [json.loads(line) for line in text.splitlines()]
+        found = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"] == job]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(1)
+
+
+def _metric(statsd: StatsdListener, name: str, copy: str) -> list[str]:
+    """Values (``value|type``) of metric ``name`` tagged ``copy=<copy>`` that the listener received."""
+    found = []
+    for line in statsd.lines():
+        stat, _, value = line.partition(":")
+        parts = stat.split(",")
+        if parts[0] == name and f"copy={copy}" in parts[1:]:
+            found.append(value)
+    return found
 
 
 def _wait_for_import_error(cluster: AirflowCluster, text: str, timeout: float = 90) -> str:

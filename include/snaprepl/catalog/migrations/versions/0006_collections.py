@@ -1,8 +1,8 @@
 """Collections (type 1 publications): a manifest per server of every replicated resource, as of the
 last scan (SYS_DAV_MANIFEST), and the collections' conflict resolvers (SYS_DAV_CR).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-11-24
 """
 
@@ -18,8 +18,8 @@ ASCII_IDENT = sa.String(255).with_variant(
 )
 PATH_KEY = sa.String(64).with_variant(mysql.VARCHAR(64, charset="ascii"), "mysql", "mariadb")
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,91 @@
+"""Metrics of snaprepl's tasks through Airflow's ``Stats`` (StatsD, Datadog or OpenTelemetry: whichever
+``[metrics]`` configures; nothing when none is).
+
+Every metric goes out twice, as Airflow does with its own: under its name with the tag
+``copy=<copy>`` (InfluxDB-style StatsD, Datadog and OpenTelemetry carry tags; characters other than
+``[a-zA-Z0-9_.-]`` become ``_``), and under its name followed by the copy's name made one segment of a
+metric name (dots written ``__``; plain StatsD drops tags)::
+
+    snaprepl.refresh.duration                 timing, ms     one refresh
+    snaprepl.refresh.rows                     counter        rows copied, upserted and deleted
+    snaprepl.refresh.lag_seconds              gauge          when the job measured the lag
+    snaprepl.log.backlog                      gauge          log rows the copy has still to apply, when measured
+    snaprepl.sync.duration / .rows            timing, counter  one pull, push or initial load
+    snaprepl.sync.conflicts                   counter        conflicts a pull met
+
+A sync step's copy is ``<publication>:<server>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from airflow.sdk.observability.stats import Stats
+
+log = logging.getLogger(__name__)
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_UNSAFE_TAG = re.compile(r"[^a-zA-Z0-9_.-]")
+
+
+def metric_suffix(copy: str) -> str:
+    """``copy`` as one segment of a metric name: dots would split it in StatsD's hierarchy (Airflow
+    writes them ``__`` in its own names), other characters outside ``[a-zA-Z0-9_-]`` become ``_``."""
+    return _UNSAFE.sub("_", copy.replace(".", "__"))
+
+
+def tag_value(copy: str) -> str:
+    """``copy`` as a tag's value: InfluxDB-style StatsD drops a metric whose name and tags hold anything
+    but ``[a-zA-Z0-9_.-]`` (``@`` of ``table@conn`` among them), so the others become ``_``."""
+    return _UNSAFE_TAG.sub("_", copy)
+
+
+def _send(kind: str, name: str, value: Any, copy: str, tags: dict[str, str] | None = None) -> None:
+    every_tag = {"copy": tag_value(copy), **(tags or {})}
+    try:
+        for stat, stat_tags in ((name, every_tag), (f"{name}.{metric_suffix(copy)}", tags or {})):
+            if kind == "timing":
+                Stats.timing(stat, value, tags=stat_tags)
+            elif kind == "incr":
+                Stats.incr(stat, count=value, tags=stat_tags)
+            else:
+                Stats.gauge(stat, value, tags=stat_tags)
+    except Exception as err:  # metrics never fail the task that replicated
+        log.warning("metric %s of %s not sent: %s", name, copy, err)
+
+
+def _measured(outcome: dict[str, Any], copy: str, prefix: str) -> None:
+    """Lag and backlog, when the job measured them."""
+    lag = outcome.get("lag_seconds")
+    if lag is not None:
+        _send("gauge", f"snaprepl.{prefix}.lag_seconds", float(lag), copy)
+    backlog = outcome.get("backlog", outcome.get("backlog_rows"))
+    if backlog is not None:
+        _send("gauge", "snaprepl.log.backlog", int(backlog), copy)
+
+
+def refresh_metrics(outcome: dict[str, Any]) -> None:
+    """The metrics of a refresh, from its outcome (:meth:`RefreshOutcome.to_dict`)."""
+    copy = str(outcome["snapshot"])
+    tags = {"kind": str(outcome.get("kind", ""))}
+    _send("timing", "snaprepl.refresh.duration", timedelta(seconds=float(outcome.get("duration_s") or 0)), copy, tags)
+    rows = sum(int(outcome.get(k) or 0) for k in ("rows_copied", "rows_upserted", "rows_deleted"))
+    _send("incr", "snaprepl.refresh.rows", rows, copy, tags)
+    _measured(outcome, copy, "refresh")
+
+
+def sync_metrics(item: str, outcomes: Iterable[dict[str, Any]]) -> None:
+    """The metrics of a sync step, from its outcomes (one per server)."""
+    for outcome in outcomes:
+        copy = f"{item}:{outcome['server']}"
+        tags = {"step": str(outcome.get("step", ""))}
+        duration = timedelta(seconds=float(outcome.get("duration_s") or 0))
+        _send("timing", "snaprepl.sync.duration", duration, copy, tags)
+        rows = int(outcome.get("rows") or 0) + int(outcome.get("applied") or 0)
+        _send("incr", "snaprepl.sync.rows", rows, copy, tags)
+        if outcome.get("step") == "pull":
+            _send("incr", "snaprepl.sync.conflicts", int(outcome.get("conflicts") or 0), copy, tags)
+        _measured(outcome, copy, "sync")

@@ -1,0 +1,147 @@
+"""PostgreSQL to PostgreSQL: ``COPY ... TO STDOUT`` piped into ``COPY ... FROM STDIN``, one key range a task.
+
+A complete refresh between two PostgreSQL databases whose columns have the same types needs no Spark
+types, Arrow batches or JDBC at all: each Spark task opens psycopg (3) connections to both sides and
+hands the source's ``COPY (SELECT ... WHERE <key range>) TO STDOUT`` to the staging table's
+``COPY ... FROM STDIN`` chunk by chunk, never holding more than one chunk (a row) in memory. Each range
+is loaded in one destination transaction; the caller drops the staging table if any range fails.
+
+Both ends use the text format (what ``psql COPY | psql COPY`` uses): the binary format carries type
+OIDs inside arrays and composite values, which differ between databases for user-defined types. The
+text forms are pinned on both sessions (ISO dates, full float precision, hex bytea, UTF-8), so what
+the source prints the destination reads back as the same value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from snaprepl import timeouts
+from snaprepl.dialects.model import BulkConnection, Column
+from snaprepl.dialects.postgres_copy import psycopg2_kwargs
+
+if TYPE_CHECKING:
+    from snaprepl.dialects.base import Dialect
+
+#: Session settings that fix the text form of every value on both ends of the pipe.
+TEXT_FORMS = (
+    "SET client_encoding = 'UTF8'",
+    "SET DateStyle = 'ISO, MDY'",
+    "SET IntervalStyle = 'postgres'",
+    "SET extra_float_digits = 3",
+    "SET bytea_output = 'hex'",
+    "SET lc_monetary = 'C'",
+)
+#: What a failed task's error text starts with, so the driver finds the database's own message.
+FAILURE_MARK = "snaprepl COPY pipe failed: "
+_FAILURE = re.compile(re.escape(FAILURE_MARK) + r"([^\n]*)")
+_COLLATE = re.compile(r"\s+COLLATE\s+.*$", re.IGNORECASE | re.DOTALL)
+
+
+def comparable_type(type_sql: str) -> str:
+    """A column type as the text format sees it: collations sort, they do not change values."""
+    return _COLLATE.sub("", type_sql).strip().lower()
+
+
+class PostgresCopyPipe:
+    """Streams a query's result from one PostgreSQL database into a table of another (or the same)."""
+
+    def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
+        self.source, self.dest = source, dest
+        self.source_conn, self.dest_conn = source_conn, dest_conn
+
+    def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
+        """Why this pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
+        for src, dst in zip(source_columns, dest_columns, strict=True):
+            if comparable_type(src.type_sql) != comparable_type(dst.type_sql):
+                return f"column {dst.name} is {dst.type_sql} in the destination but {src.type_sql} in the query"
+        return None
+
+    def __call__(
+        self,
+        spark: Any,
+        query: str,
+        source_columns: Sequence[Column],
+        ranges: Sequence[str | None],
+        target: tuple[str, str, Sequence[Column]],
+    ) -> int:
+        """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
+        rows) into ``target`` (schema, table, columns), one Spark task a range; the rows copied.
+
+        :raises Exception: Spark's, carrying the database's message when a range fails (see :meth:`failure`).
+        """
+        from pyspark.sql import functions as F
+
+        schema, table, dest_columns = target
+        select = ", ".join(self.source.quote(c.name) for c in source_columns)
+        copies_out = [
+            f"COPY (SELECT {select} FROM ({query}) snaprepl_q{f' WHERE ({r})' if r else ''}) TO STDOUT" for r in ranges
+        ]
+        into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
+        copy_in = f"COPY {self.dest.qualified(schema, table)} ({into}) FROM STDIN"
+        limits = timeouts.current()  # the lock and statement timeouts every session of a refresh gets
+        task = pipe_task(
+            (psycopg2_kwargs(self.source, self.source_conn), psycopg2_kwargs(self.dest, self.dest_conn)),
+            (
+                [*TEXT_FORMS, *self.source.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
+                [*TEXT_FORMS, *self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
+            ),
+            copies_out,
+            copy_in,
+        )
+        # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
+        indexes = spark.range(0, len(copies_out), 1, len(copies_out))
+        total = indexes.mapInArrow(task, "rows BIGINT").agg(F.sum("rows")).collect()[0][0]
+        return int(total or 0)
+
+    def failure(self, err: BaseException) -> str | None:
+        """The database's message a failed pipe task reported, found in the error Spark raised, or None."""
+        found = _FAILURE.search(str(err))
+        return found.group(1).strip() if found else None
+
+
+def pipe_task(
+    connect: tuple[dict[str, Any], dict[str, Any]],
+    setup: tuple[list[str], list[str]],
+    copies_out: list[str],
+    copy_in: str,
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
+    with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``.
+
+    Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
+    closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
+    """
+    source_kwargs, dest_kwargs = connect
+    source_setup, dest_setup = setup
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import psycopg  # noqa: PLC0415  (imported where the Python worker runs this)
+        import pyarrow as pa  # noqa: PLC0415
+
+        def pipe(copy_out: str) -> int:
+            with psycopg.connect(**source_kwargs) as src, psycopg.connect(**dest_kwargs) as dst:
+                src.execute("SET TRANSACTION READ ONLY")  # the snapshot's query must not write
+                for statement in source_setup:
+                    src.execute(statement)
+                for statement in dest_setup:
+                    dst.execute(statement)
+                with src.cursor() as out_cursor, dst.cursor() as in_cursor:
+                    with out_cursor.copy(copy_out) as out, in_cursor.copy(copy_in) as into:
+                        for chunk in out:
+                            into.write(chunk)
+                    return int(in_cursor.rowcount)  # committed as the connection's block ends
+
+        rows = 0
+        try:
+            for batch in batches:
+                for index in batch.column(0).to_pylist():
+                    rows += pipe(copies_out[index])
+        except psycopg.Error as err:
+            message = (str(err).strip().splitlines() or [""])[0]
+            raise RuntimeError(f"{FAILURE_MARK}{type(err).__name__}: {message}") from None
+        yield pa.RecordBatch.from_pydict({"rows": [rows]})
+
+    return run
