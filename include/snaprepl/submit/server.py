@@ -114,6 +114,7 @@ def start(
     :raises SnapreplError: one runs already, the port is taken, or the server died starting (its log's end).
     """
     directory = directory or server_dir()
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     if (found := running(directory)) is not None:
         raise SnapreplError(f"a Spark Connect server runs already (pid {found.pid}, port {found.port})")
     if answers(port):
