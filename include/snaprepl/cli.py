@@ -234,6 +234,8 @@ def _configure_logging(verbose: bool) -> None:
             handler.setStream(sys.stderr)
     # Airflow warns once about any short value in a connection's extra (e.g. a qualifier): not news here.
     logging.getLogger("airflow._shared.secrets_masker.secrets_masker").setLevel(logging.ERROR)
+    # The Spark provider's own connection type (spark_connect) has a "_", which Airflow warns of at each lookup.
+    logging.getLogger("airflow.models.connection.Connection").setLevel(logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -103,3 +103,26 @@ def test_a_server_that_is_down_fails_in_one_line_naming_the_connection(pg_db, ca
     assert "the Spark Connect server of connection 'snaprepl_spark'" in lines[0]
     assert f"localhost:{port}" in lines[0] and "snaprepl spark-server start" in lines[0]
     assert "t0ken-Secret" not in failed.stdout + failed.stderr
+
+
+#: Opens the slot's session, has the server close it (as its idle timeout would), then asks again.
+ROTATE = (
+    "from snaprepl.spark import connect\n"
+    "url = connect.connection_url('snaprepl_spark')\n"
+    "first = connect.session_for(url, 'snaprepl_spark')\n"
+    "first.client.release_session()\n"
+    "connect.forget(url)\n"
+    "second = connect.session_for(url, 'snaprepl_spark')\n"
+    "print('IDS', first.session_id, second.session_id, second.range(3).count())\n"
+)
+
+
+def test_a_session_the_server_closed_is_replaced_by_a_new_id(connect_server) -> None:
+    env = {**os.environ, **server_env(connect_server)}
+    ran = subprocess.run([sys.executable, "-c", ROTATE], capture_output=True, text=True, env=env, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    [line] = [line for line in ran.stdout.splitlines() if line.startswith("IDS ")]
+    _, first, second, count = line.split()
+    assert first != second and count == "3", "SESSION_CLOSED: the slot got a new session id, which works"
+    slot_ids = {p.read_text().strip() for p in Path(connect_server["SNAPREPL_STATE_DIR"]).glob("connect-slots/*/*.id")}
+    assert second in slot_ids, "the slot keeps the new id for the processes that follow"
