@@ -226,6 +226,11 @@ def _configure_logging(verbose: bool) -> None:
     """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines)."""
     # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
     os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if verbose else "WARNING"
+    # The Spark provider's own connection type (spark_connect) has a "_", which Airflow warns of at
+    # each lookup, on stdout: not news here.
+    quiet = "airflow.models.connection=error"
+    given = os.environ.get("AIRFLOW__LOGGING__NAMESPACE_LEVELS", "")
+    os.environ["AIRFLOW__LOGGING__NAMESPACE_LEVELS"] = f"{given},{quiet}" if given else quiet
     logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
     import airflow  # noqa: F401  (configures logging: a handler on stdout)
 
@@ -234,8 +239,6 @@ def _configure_logging(verbose: bool) -> None:
             handler.setStream(sys.stderr)
     # Airflow warns once about any short value in a connection's extra (e.g. a qualifier): not news here.
     logging.getLogger("airflow._shared.secrets_masker.secrets_masker").setLevel(logging.ERROR)
-    # The Spark provider's own connection type (spark_connect) has a "_", which Airflow warns of at each lookup.
-    logging.getLogger("airflow.models.connection.Connection").setLevel(logging.ERROR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
