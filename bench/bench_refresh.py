@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -85,6 +86,7 @@ def spark_mode(mode: str) -> Iterator[None]:
     finally:
         del os.environ["AIRFLOW_CONN_SNAPREPL_SPARK"]
         server.stop(state / "connect-server")
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def fixed_costs(cur: Any, conn_id: str, tag: str) -> tuple[float, float]:
