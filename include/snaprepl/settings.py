@@ -15,6 +15,8 @@ from snaprepl.errors import InvalidArgument
 from snaprepl.names import validate_conn_id
 
 SECTION = "snaprepl"
+#: How Spark jobs run: a spark-submit each, or in the caller against a Spark Connect server.
+SPARK_MODES = ("submit", "connect")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ class Settings:
     :param history_keep_days: the purge DAG drops runs older than this from the history (1 at least).
     :param lag_alert_minutes: a run that ends with its copy lagging more than this many minutes is
         reported to the notifier (0: no lag alerts). Failed runs are always reported.
+    :param spark_mode: ``submit`` (a spark-submit per job, the default) or ``connect`` (the job runs in
+        the calling process against the Spark Connect server of ``spark_conn_id``, a ``spark_connect``
+        connection). A ``spark_connect`` Spark connection means ``connect`` whatever this says.
+    :param connect_fallback: in ``connect`` mode, a Spark Connect server that does not answer makes
+        jobs fall back to spark-submit (off: they fail, naming the connection and how to start it).
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -84,8 +91,14 @@ class Settings:
     statement_timeout_seconds: int = 0
     history_keep_days: int = 30
     lag_alert_minutes: int = 0
+    spark_mode: str = "submit"
+    connect_fallback: bool = False
 
     def __post_init__(self) -> None:
+        if self.spark_mode not in SPARK_MODES:
+            raise InvalidArgument(
+                f"setting [{SECTION}] spark_mode = {self.spark_mode!r} is not one of {', '.join(SPARK_MODES)}"
+            )
         validate_conn_id(self.catalog_conn_id)
         validate_conn_id(self.spark_conn_id)
         if self.snp_repl_tolerance_offset < 0:

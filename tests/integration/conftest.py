@@ -9,6 +9,7 @@ with instructions, it never skips tests.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -157,3 +158,35 @@ def refresher(spark: object) -> object:
 @pytest.fixture
 def unique_name() -> str:
     return f"t_{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="session")
+def connect_server(session_dir: Path) -> Iterator[dict[str, str]]:
+    """One Spark Connect server (``snaprepl spark-server``'s code) on a free loopback port for the
+    whole session, stopped at its end; the environment that points snaprepl's jobs at it."""
+    import socket
+
+    from snaprepl.submit import server
+
+    state = session_dir / "state"
+    os.environ["SNAPREPL_STATE_DIR"] = str(state)  # Connect slots, for this process and its children
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    info = server.start(port, master="local[2]", directory=state / "connect-server")
+    try:
+        conn = {"conn_type": "spark_connect", "host": "localhost", "port": port, "password": info.token}
+        yield {"AIRFLOW_CONN_SNAPREPL_SPARK": json.dumps(conn), "SNAPREPL_STATE_DIR": str(state), "port": str(port)}
+    finally:
+        server.stop(state / "connect-server")
+
+
+@pytest.fixture(params=["submit", "connect"])
+def spark_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment of a snaprepl command in each Spark mode: spark-submit, or the session's
+    Connect server (its Spark connection of type spark_connect)."""
+    if request.param == "submit":
+        return {}
+    env = dict(request.getfixturevalue("connect_server"))
+    env.pop("port")
+    return env

@@ -9,6 +9,7 @@ each one lands).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -39,7 +40,15 @@ AIRFLOW_SERVICES = [
     "airflow-init",
 ]
 ONE_SHOT = {"airflow-init"}
-SERVICES = {*AIRFLOW_SERVICES, "postgres", "spark-master", "spark-worker", "source-postgres", "source-mariadb"}
+SERVICES = {
+    *AIRFLOW_SERVICES,
+    "postgres",
+    "spark-master",
+    "spark-worker",
+    "spark-connect",
+    "source-postgres",
+    "source-mariadb",
+}
 #: Services that start only once airflow-init has migrated the metadata database and the catalog.
 AFTER_INIT = ["airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"]
 PASSWORD_VARIABLES = {"AIRFLOW_DB_PASSWORD", "SNAPREPL_CATALOG_PASSWORD", "SHOP_PG_PASSWORD", "SHOP_MY_PASSWORD"}
@@ -385,7 +394,7 @@ def test_spark_nodes_run_the_drivers_python_and_spark(defaults: dict[str, Any]) 
     """Executors start the driver's interpreter (COPY loads run psycopg2/pyarrow there) and must be
     the driver's Spark release: the nodes are built from the same Dockerfile as Airflow."""
     airflow_build = service(defaults, "airflow-scheduler")["build"]
-    for name in ("spark-master", "spark-worker"):
+    for name in ("spark-master", "spark-worker", "spark-connect"):
         definition = service(defaults, name)
         build = definition["build"]
         assert (build["context"], build["dockerfile"]) == (airflow_build["context"], airflow_build["dockerfile"])
@@ -523,3 +532,36 @@ def test_dockerfile_builds_what_compose_and_snaprepl_expect(defaults: dict[str, 
         assert re.search(rf"^COPY .*{re.escape(copied)}", text, flags=re.MULTILINE), f"{copied} is not copied"
     assert "pip install --no-cache-dir -r /opt/snaprepl/requirements.txt" in text
     assert "pip install --no-cache-dir --no-deps /opt/snaprepl" in text
+
+
+def test_spark_connect_server_runs_on_the_cluster_for_connect_mode(defaults: dict[str, Any]) -> None:
+    """The spark-connect service: snaprepl's Connect server (the JDBC jars where py4j's DriverManager
+    sees them, UTC, no retried tasks) on the standalone master, reached through a spark_connect
+    connection that the Spark provider's hook turns into its URL."""
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    from snaprepl.jars import DEBIAN_JARS
+    from snaprepl.spark.session import SPARK_CONF
+
+    connect = service(defaults, "spark-connect")
+    command = connect["command"]
+    assert command[:3] == ["spark-submit", "--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]
+    options = dict(zip(command[3::2], command[4::2], strict=False))
+    assert options["--master"] == SPARK_MASTER_URL
+    jars = {f"/usr/share/java/{name}" for name in DEBIAN_JARS}
+    assert set(options["--jars"].split(",")) == jars and set(options["--driver-class-path"].split(":")) == jars
+    confs = dict(value.split("=", 1) for flag, value in itertools.pairwise(command) if flag == "--conf")
+    assert confs["spark.connect.grpc.binding.port"] == "15002"
+    for key in ("spark.sql.session.timeZone", "spark.driver.extraJavaOptions", "spark.task.maxFailures"):
+        assert confs[key] == SPARK_CONF[key], key
+    assert "15002" in [str(p) for p in connect.get("expose", [])] and not connect.get("ports"), "inside the network"
+    assert "15002" in " ".join(connect["healthcheck"]["test"])
+    assert connect["depends_on"]["spark-master"]["condition"] == "service_healthy"
+    assert environment(defaults, "spark-connect")["SPARK_LOCAL_HOSTNAME"] == "spark-connect"
+
+    value = environment(defaults, "airflow-scheduler")["AIRFLOW_CONN_SNAPREPL_SPARK_CONNECT"]
+    os.environ["AIRFLOW_CONN_SNAPREPL_SPARK_CONNECT"] = value
+    try:
+        assert SparkConnectHook("snaprepl_spark_connect").get_connection_url() == "sc://spark-connect:15002/"
+    finally:
+        del os.environ["AIRFLOW_CONN_SNAPREPL_SPARK_CONNECT"]

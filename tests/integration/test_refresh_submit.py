@@ -42,11 +42,12 @@ def secret_pg(pg_db: RealDatabase) -> str:
 
 
 def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
-    pg_db, mysql_db, secret_pg, catalog, unique_name, tmp_path: Path
+    pg_db, mysql_db, secret_pg, catalog, unique_name, tmp_path: Path, spark_env
 ) -> None:
+    """In both Spark modes: a spark-submit per job, or the job in the CLI on the Connect server."""
     src = f"{unique_name}_s"
     pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v text)", f"INSERT INTO {src} VALUES (1, 'a'), (2, 'b')")
-    own_tmp = {"TMPDIR": str(tmp_path)}  # connection files go to $TMPDIR/snaprepl-<uid>/
+    own_tmp = {"TMPDIR": str(tmp_path), **spark_env}  # connection files go to $TMPDIR/snaprepl-<uid>/
     dest = f"{unique_name}@{mysql_db.conn_id}"
     created = snaprepl(
         "sql",
@@ -56,7 +57,8 @@ def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
     )
     assert created.returncode == 0, created.stderr[-3000:]
     assert f"incremental snapshot {mysql_db.name}.{dest} created and filled: 2 rows" in created.stdout
-    assert "Spark-Submit cmd" in created.stdout + created.stderr, "verbose mode shows the spark-submit command"
+    submitted = "Spark-Submit cmd" in created.stdout + created.stderr  # verbose mode shows the command
+    assert submitted == (not spark_env), "a spark-submit in submit mode, none in connect mode"
     pg_db.run(
         f"UPDATE {src} SET v = 'changed' WHERE id = 1",
         f"DELETE FROM {src} WHERE id = 2",
@@ -78,16 +80,22 @@ def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
     assert (runs[1].rh_rows_in, runs[1].rh_rows_out) == (2, 2)
     assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0), (0.0, 0)]
     private = tmp_path / f"snaprepl-{os.getuid()}"
-    assert private.is_dir() and list(private.iterdir()) == [], "connection and result files are deleted when jobs end"
+    if spark_env:  # connect mode: connections and results stay in memory
+        assert not private.exists(), "a job run on the Connect server writes no file"
+    else:
+        assert private.is_dir() and list(private.iterdir()) == [], "connection and result files are deleted"
 
 
-def test_job_errors_reach_the_command_line_as_one_line(pg_db, catalog, unique_name) -> None:
+def test_job_errors_reach_the_command_line_as_one_line(pg_db, catalog, unique_name, spark_env) -> None:
     src = f"{unique_name}_s"
     pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} VALUES (1)")
     query = f"SELECT id, 10 / id AS x FROM {src}@{pg_db.conn_id}"
-    assert snaprepl("sql", f"CREATE NONINCREMENTAL SNAPSHOT {unique_name}@{pg_db.conn_id} AS '{query}'").returncode == 0
+    create = f"CREATE NONINCREMENTAL SNAPSHOT {unique_name}@{pg_db.conn_id} AS '{query}'"
+    created = snaprepl("sql", create, env=spark_env)
+    assert created.returncode == 0, created.stderr[-3000:]
+    assert sorted(pg_db.rows(f"SELECT id, x FROM {unique_name}")) == [(1, 10)]
     pg_db.run(f"INSERT INTO {src} VALUES (0)")
-    failed = snaprepl("sql", f"UPDATE SNAPSHOT {unique_name}@{pg_db.conn_id}")
+    failed = snaprepl("sql", f"UPDATE SNAPSHOT {unique_name}@{pg_db.conn_id}", env=spark_env)
     assert failed.returncode == 1
     lines = failed.stderr.strip().splitlines()
     errors = [line for line in lines if "[snaprepl.alerts]" not in line]

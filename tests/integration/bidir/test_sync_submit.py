@@ -154,8 +154,9 @@ def test_a_sync_killed_at_random_moments_converges(
 
 
 def test_update_snapshot_from_the_command_line_reports_and_notifies(
-    servers: Servers, sql: Callable[[str], list[Any]], catalog: Any
+    servers: Servers, sql: Callable[[str], list[Any]], catalog: Any, spark_env: dict[str, str]
 ) -> None:
+    """A pull and a push of every subscriber, in both Spark modes (spark-submit, the Connect server)."""
     table = publish(servers, sql, rows=10)
     item = f"{table}@bd_pub"
     mark = placeholder(servers.lite)
@@ -163,7 +164,7 @@ def test_update_snapshot_from_the_command_line_reports_and_notifies(
     servers.lite.run(f"UPDATE {table} SET price = 4 WHERE item_id = {mark}", params=[1])  # max: publisher wins
     servers.my.run(f"INSERT INTO {table} (item_id, name, price) VALUES (11, 'new', 1)")
 
-    result = snaprepl("sql", f"REPL_UPDATE_SNAPSHOT('{item}', 2)")
+    result = snaprepl("sql", f"REPL_UPDATE_SNAPSHOT('{item}', 2)", env=spark_env)
 
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()

@@ -1,0 +1,128 @@
+"""Spark Connect mode (``[snaprepl] spark_mode = connect``, a ``spark_connect`` Spark connection): jobs
+run in the calling process against the session's Connect server (``snaprepl spark-server``'s code).
+
+The core refresh and sync tests run in both modes (the ``spark_env`` fixture); these test what only
+connect mode has: the server's Python workers stay bounded however many runs use it (SPARK-54055),
+a server that is down fails in one line naming the connection, and the server command's status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import cmdline, descendants, parent_of
+
+pytestmark = [pytest.mark.spark]
+
+#: Refreshes per process: the first two complete (their COPY writer runs in the server's Python
+#: workers), the others incremental.
+RUNS = (
+    "import sys\n"
+    "from snaprepl import api\n"
+    "name = sys.argv[1]\n"
+    "for i in range(10):\n"
+    "    refresh = api.repl_refresh_noninc_snapshot if i < 2 else api.repl_refresh_inc_snapshot\n"
+    "    print('KIND', refresh(name).kind)\n"
+)
+
+
+def snaprepl(*args: str, env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snaprepl", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=timeout,
+    )
+
+
+def server_env(connect_server: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in connect_server.items() if k != "port"}
+
+
+def python_daemons(server_pid: int) -> tuple[list[int], list[int]]:
+    """The server's ``pyspark.daemon`` processes: the pools' daemons, and all (their forked workers too)."""
+    found = [p for p in descendants(server_pid) if "pyspark.daemon" in cmdline(p)]
+    pools = [p for p in found if "pyspark.daemon" not in cmdline(parent_of(p) or 0)]
+    return pools, found
+
+
+def test_fifty_refreshes_keep_the_servers_python_workers_bounded(pg_db, catalog, connect_server, unique_name) -> None:
+    env = server_env(connect_server)
+    src = f"{unique_name}_s"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v text)", f"INSERT INTO {src} VALUES (1, 'a'), (2, 'b')")
+    snapshot = f"{unique_name}@{pg_db.conn_id}"
+    source = f"{src}@{pg_db.conn_id}"
+    created = snaprepl("sql", f"CREATE SNAPSHOT LOG FOR {source}; CREATE SNAPSHOT {snapshot} FROM {source}", env=env)
+    assert created.returncode == 0, created.stderr[-3000:]
+    for round_ in range(5):  # 5 processes one after the other, as an Airflow worker slot runs tasks
+        pg_db.run(f"INSERT INTO {src} VALUES ({10 + round_}, 'r')")
+        ran = subprocess.run(
+            [sys.executable, "-c", RUNS, snapshot], capture_output=True, text=True, env={**os.environ, **env}
+        )
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        kinds = [line.split()[1] for line in ran.stdout.splitlines() if line.startswith("KIND ")]
+        assert kinds == ["complete"] * 2 + ["incremental"] * 8
+    assert sorted(pg_db.rows(f"SELECT id FROM {unique_name}")) == [(i,) for i in (1, 2, 10, 11, 12, 13, 14)]
+
+    state = Path(connect_server["SNAPREPL_STATE_DIR"])
+    slots = list(state.glob("connect-slots/*/slot-*.id"))
+    assert len(slots) == 1, "processes that follow each other share one slot (one server session)"
+    server = json.loads((state / "connect-server" / "server.json").read_text())
+    pools, daemons = python_daemons(int(server["pid"]))
+    assert pools, "the COPY writer ran in the server's Python workers (else this test proves nothing)"
+    assert len(pools) <= len(slots), f"one Python worker pool per slot, not per run: {len(pools)} pools"
+    assert len(daemons) <= len(slots) * (os.cpu_count() or 2) + len(slots), f"{len(daemons)} pyspark.daemon processes"
+
+    status = snaprepl("spark-server", "status", env=env)
+    assert status.returncode == 0 and f"pid {server['pid']}" in status.stdout and "answers" in status.stdout
+
+
+def test_a_server_that_is_down_fails_in_one_line_naming_the_connection(pg_db, catalog, unique_name) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once the probe is closed
+    down = {"conn_type": "spark_connect", "host": "localhost", "port": port, "password": "t0ken-Secret"}
+    env = {"AIRFLOW_CONN_SNAPREPL_SPARK": json.dumps(down)}
+    pg_db.run(f"CREATE TABLE {unique_name}_s (id int PRIMARY KEY)")
+    query = f"SELECT id FROM {unique_name}_s@{pg_db.conn_id}"
+
+    failed = snaprepl("sql", f"CREATE NONINCREMENTAL SNAPSHOT {unique_name}@{pg_db.conn_id} AS '{query}'", env=env)
+
+    assert failed.returncode == 1
+    lines = failed.stderr.strip().splitlines()
+    assert len(lines) == 1, failed.stderr
+    assert lines[0].startswith("snaprepl: error: ")
+    assert "the Spark Connect server of connection 'snaprepl_spark'" in lines[0]
+    assert f"localhost:{port}" in lines[0] and "snaprepl spark-server start" in lines[0]
+    assert "t0ken-Secret" not in failed.stdout + failed.stderr
+
+
+#: Opens the slot's session, has the server close it (as its idle timeout would), then asks again.
+ROTATE = (
+    "from snaprepl.spark import connect\n"
+    "url = connect.connection_url('snaprepl_spark')\n"
+    "first = connect.session_for(url, 'snaprepl_spark')\n"
+    "first.client.release_session()\n"
+    "connect.forget(url)\n"
+    "second = connect.session_for(url, 'snaprepl_spark')\n"
+    "print('IDS', first.session_id, second.session_id, second.range(3).count())\n"
+)
+
+
+def test_a_session_the_server_closed_is_replaced_by_a_new_id(connect_server) -> None:
+    env = {**os.environ, **server_env(connect_server)}
+    ran = subprocess.run([sys.executable, "-c", ROTATE], capture_output=True, text=True, env=env, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    [line] = [line for line in ran.stdout.splitlines() if line.startswith("IDS ")]
+    _, first, second, count = line.split()
+    assert first != second and count == "3", "SESSION_CLOSED: the slot got a new session id, which works"
+    slot_ids = {p.read_text().strip() for p in Path(connect_server["SNAPREPL_STATE_DIR"]).glob("connect-slots/*/*.id")}
+    assert second in slot_ids, "the slot keeps the new id for the processes that follow"
