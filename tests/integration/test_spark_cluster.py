@@ -1,0 +1,93 @@
+"""Refreshes on a real Spark standalone cluster (a master and two workers on loopback): the path of
+users who outgrow one machine. The Spark connection names the master; spark-submit runs the driver
+here (client mode) and the executors on the workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from snaprepl.refresh.partitioning import ROWS_PER_PARTITION
+from tests.support.databases import RealDatabase
+from tests.support.processes import wait_for
+from tests.support.spark_cluster import SparkCluster, spark_cluster
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+#: Just over one partition's worth: the complete refresh reads the source in two key ranges.
+ROWS = ROWS_PER_PARTITION + 20_000
+
+
+@pytest.fixture(scope="module")
+def cluster(session_dir: Path) -> Iterator[SparkCluster]:
+    with spark_cluster(session_dir / "spark-cluster", workers=2) as running:
+        yield running
+
+
+def snaprepl(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "snaprepl", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=600,
+    )
+
+
+def _source_table(db: RealDatabase, table: str) -> None:
+    db.run(
+        f"CREATE TABLE {table} (id int PRIMARY KEY, v text, n numeric(12, 2))",
+        f"INSERT INTO {table} SELECT g, md5(g::text), g / 7.0 FROM generate_series(1, {ROWS}) g",
+        f"ANALYZE {table}",  # the row estimate the partitioning reads
+    )
+
+
+def _differences(db: RealDatabase, left: str, right: str) -> int:
+    columns = "id, v, n"
+    return int(
+        db.rows(
+            f"SELECT COUNT(*) FROM ((SELECT {columns} FROM {left} EXCEPT ALL SELECT {columns} FROM {right}) "
+            f"UNION ALL (SELECT {columns} FROM {right} EXCEPT ALL SELECT {columns} FROM {left})) d"
+        )[0][0]
+    )
+
+
+def _finished_app(cluster: SparkCluster, prefix: str) -> dict[str, object]:
+    def finished() -> list[dict[str, object]]:
+        return [a for a in cluster.status()["completedapps"] if str(a["name"]).startswith(prefix)]
+
+    apps = wait_for(finished, 30, interval=0.5)
+    assert isinstance(apps, list) and len(apps) == 1, f"one finished {prefix} application: {cluster.status()}"
+    return apps[0]
+
+
+def test_a_complete_refresh_reads_on_both_workers(
+    cluster: SparkCluster, pg_db: RealDatabase, catalog: object, unique_name: str
+) -> None:
+    src = f"{unique_name}_s"
+    _source_table(pg_db, src)
+    created = snaprepl(
+        "sql",
+        "-v",
+        f"CREATE SNAPSHOT LOG FOR {src}@{pg_db.conn_id}; "
+        f"CREATE SNAPSHOT {unique_name}@{pg_db.conn_id} FROM {src}@{pg_db.conn_id}",
+        env=cluster.client_env(),
+    )
+    output = created.stdout + created.stderr
+    assert created.returncode == 0, output[-4000:]
+    assert f"--master {cluster.master_url}" in output, "spark-submit ran against the cluster's master"
+    assert f"created and filled: {ROWS} rows" in created.stdout
+    assert _differences(pg_db, src, unique_name) == 0, "the copy equals the source"
+
+    app = _finished_app(cluster, "snaprepl-refresh-")
+    by_worker = cluster.executors_by_worker(str(app["id"]))
+    assert len(by_worker) == 2 and all(by_worker.values()), f"an executor on each worker: {by_worker}"
+    ran = set(cluster.task_executors(str(app["id"])))
+    assert all(ran & executors for executors in by_worker.values()), (
+        f"tasks ran on executors {ran}; executors per worker: {by_worker}"
+    )
