@@ -80,9 +80,17 @@ def test_a_complete_refresh_reads_on_both_workers(
     assert copied == mysql_db.rows(f"SELECT {columns} FROM {src} ORDER BY id"), "the copy equals the source"
 
     app = _finished_app(cluster, "snaprepl-refresh-")
-    by_worker = cluster.executors_by_worker(str(app["id"]))
+    app_id = str(app["id"])
+    by_worker = cluster.executors_by_worker(app_id)
     assert len(by_worker) == 2 and all(by_worker.values()), f"an executor on each worker: {by_worker}"
-    ran = set(cluster.task_executors(str(app["id"])))
+    jars = {
+        worker: sorted(n for n in files if n.endswith(".jar"))
+        for worker, files in cluster.fetched_files(app_id).items()
+    }
+    assert len(jars) == 2 and all(any(n.startswith("mariadb-java-client") for n in j) for j in jars.values()), (
+        f"each worker's executor fetched the JDBC driver from the driver (--jars): {jars}"
+    )
+    ran = set(cluster.task_executors(app_id))
     assert all(ran & executors for executors in by_worker.values()), (
         f"tasks ran on executors {ran}; executors per worker: {by_worker}"
     )

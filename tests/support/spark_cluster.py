@@ -85,9 +85,17 @@ class SparkCluster:
             found[state["id"]] = {str(e["id"]) for e in executors if e["appid"] == app_id}
         return found
 
+    def fetched_files(self, app_id: str) -> dict[str, set[str]]:
+        """Worker work directory -> names of the files the executors of ``app_id`` hold there (jars
+        given with ``--jars`` are fetched from the driver into them)."""
+        return {
+            work_dir.name: {p.name for p in (work_dir / app_id).rglob("*") if p.is_file()}
+            for work_dir in sorted(self.directory.glob("worker*/"))
+        }
+
     def task_executors(self, app_id: str) -> list[str]:
         """The executor id of every task application ``app_id`` ran, from its event log."""
-        log = self.event_log_dir / app_id
+        [log] = self.event_log_dir.glob(f"{app_id}*")  # ``.inprogress`` while the application runs
         ended = [json.loads(line) for line in log.read_text().splitlines() if '"SparkListenerTaskEnd"' in line]
         return [e["Task Info"]["Executor ID"] for e in ended if e["Event"] == "SparkListenerTaskEnd"]
 
