@@ -57,30 +57,41 @@ def _finished_app(cluster: SparkCluster, prefix: str) -> dict[str, object]:
     return apps[0]
 
 
-def test_a_complete_refresh_reads_on_both_workers(
-    cluster: SparkCluster, mysql_db: RealDatabase, pg_db: RealDatabase, catalog: object, unique_name: str
-) -> None:
-    """MariaDB to PostgreSQL: executors read with JDBC (the driver jars came with --jars) and write
-    with the COPY writer (Python tasks that import snaprepl)."""
-    src = f"{unique_name}_s"
+def _create_and_fill(mysql_db: RealDatabase, pg_db: RealDatabase, name: str, env: dict[str, str]) -> str:
+    """Create a MariaDB table of :data:`ROWS` rows and a snapshot of it in PostgreSQL, filled by a
+    complete refresh; check the copy equals the source; the CLI's output."""
+    src = f"{name}_s"
     _source_table(mysql_db, src)
     created = snaprepl(
         "sql",
         "-v",
         f"CREATE SNAPSHOT LOG FOR {src}@{mysql_db.conn_id}; "
-        f"CREATE SNAPSHOT {unique_name}@{pg_db.conn_id} FROM {src}@{mysql_db.conn_id}",
-        env=cluster.client_env(),
+        f"CREATE SNAPSHOT {name}@{pg_db.conn_id} FROM {src}@{mysql_db.conn_id}",
+        env=env,
     )
     output = created.stdout + created.stderr
     assert created.returncode == 0, output[-4000:]
-    assert f"--master {cluster.master_url}" in output, "spark-submit ran against the cluster's master"
     assert f"created and filled: {ROWS} rows" in created.stdout
     columns = "id, v, n"
-    copied = pg_db.rows(f"SELECT {columns} FROM {unique_name} ORDER BY id")
+    copied = pg_db.rows(f"SELECT {columns} FROM {name} ORDER BY id")
     assert copied == mysql_db.rows(f"SELECT {columns} FROM {src} ORDER BY id"), "the copy equals the source"
+    return output
 
+
+def test_a_complete_refresh_reads_on_both_workers(
+    cluster: SparkCluster, mysql_db: RealDatabase, pg_db: RealDatabase, catalog: object, unique_name: str
+) -> None:
+    """spark-submit against the master; MariaDB to PostgreSQL: executors read with JDBC (the driver
+    jars came with --jars) and write with the COPY writer (Python tasks that import snaprepl)."""
+    output = _create_and_fill(mysql_db, pg_db, unique_name, cluster.client_env())
+    assert f"--master {cluster.master_url}" in output, "spark-submit ran against the cluster's master"
     app = _finished_app(cluster, "snaprepl-refresh-")
-    app_id = str(app["id"])
+    _assert_ran_on_every_worker(cluster, str(app["id"]))
+
+
+def _assert_ran_on_every_worker(cluster: SparkCluster, app_id: str) -> None:
+    """Application ``app_id`` had an executor on each worker, each fetched the JDBC driver from the
+    driver, and tasks ran on both (its event log)."""
     by_worker = cluster.executors_by_worker(app_id)
     assert len(by_worker) == 2 and all(by_worker.values()), f"an executor on each worker: {by_worker}"
     jars = {
