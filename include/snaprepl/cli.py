@@ -97,13 +97,29 @@ def _add_catalog(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     grant.add_argument("--host", default="%", help="MariaDB: the account's host part (default %%)")
 
 
+def _add_spark_server(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    server = commands.add_parser(
+        "spark-server",
+        help="start, stop or check a local Spark Connect server (spark_mode = connect)",
+        description="A Spark Connect server on loopback for connect mode; its pid file and log are in "
+        "$SNAPREPL_STATE_DIR (default ~/.local/state/snaprepl).",
+    )
+    actions = server.add_subparsers(dest="action", required=True)
+    start = actions.add_parser("start", help="start it and print the Airflow connection to define")
+    start.add_argument("--port", type=int, default=15002, help="port on 127.0.0.1 (default 15002)")
+    start.add_argument("--master", help="Spark master, e.g. spark://host:7077 (default [snaprepl] spark_master)")
+    start.add_argument("--conn-id", help="the connection's id in the printed line (default [snaprepl] spark_conn_id)")
+    actions.add_parser("stop", help="stop it and its processes")
+    actions.add_parser("status", help="say whether it runs and answers")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="snaprepl",
         description="Trigger-based snapshot replication orchestrated by Airflow and executed by Spark.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_sql, _add_status, _add_ddl, _add_catalog):
+    for add in (_add_sql, _add_status, _add_ddl, _add_catalog, _add_spark_server):
         add(commands)
     return parser
 
@@ -175,11 +191,34 @@ def _catalog(args: argparse.Namespace) -> None:
         print(catalog.describe())
 
 
+def _spark_server(args: argparse.Namespace) -> None:
+    from snaprepl.submit import server  # noqa: PLC0415  (loads the submission layer when used)
+
+    if args.action == "start":
+        settings = Settings.load()
+        info = server.start(args.port, master=args.master or settings.spark_master,
+                            driver_memory=settings.spark_driver_memory)  # fmt: skip
+        print(f"Spark Connect server started (pid {info.pid}, 127.0.0.1:{info.port}, master {info.master})")
+        print(f"log: {info.log}")
+        print("define the Spark connection (its token is shown only now):")
+        print(info.connection(args.conn_id or settings.spark_conn_id))
+    elif args.action == "stop":
+        stopped = server.stop()
+        print(f"Spark Connect server stopped (pid {stopped.pid})" if stopped else "no Spark Connect server runs")
+    else:
+        found = server.running()
+        if found is None:
+            raise SnapreplError("no Spark Connect server runs", "start one with `snaprepl spark-server start`")
+        state = "answers" if server.answers(found.port) else "does not answer (starting, or stuck: see its log)"
+        print(f"Spark Connect server pid {found.pid} on 127.0.0.1:{found.port} {state}; log: {found.log}")
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "sql": _sql,
     "status": _status,
     "ddl": _ddl,
     "catalog": _catalog,
+    "spark-server": _spark_server,
 }
 
 

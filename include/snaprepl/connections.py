@@ -10,12 +10,14 @@ file only the job can read (:func:`write_connections_file`), never on a command 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,7 +169,24 @@ def get_connection(conn_id: str) -> ConnectionInfo:
 TAKEN_CONNECTIONS: dict[str, ConnectionInfo] | None = None
 
 
+#: The connections handed to a job that runs in this process (Spark Connect mode), in memory only.
+_HANDED: ContextVar[dict[str, ConnectionInfo] | None] = ContextVar("snaprepl_handed_connections", default=None)
+
+
+@contextlib.contextmanager
+def handed(connections: Iterable[ConnectionInfo]) -> Iterator[None]:
+    """While inside, :func:`get_connection` sees ``connections`` only, as a submitted job sees its
+    connections file: a job run in the caller's process resolves what its caller resolved."""
+    token = _HANDED.set({c.conn_id: c for c in connections})
+    try:
+        yield
+    finally:
+        _HANDED.reset(token)
+
+
 def _connections_from_file() -> dict[str, ConnectionInfo] | None:
+    if (in_memory := _HANDED.get()) is not None:
+        return in_memory
     if TAKEN_CONNECTIONS is not None:
         return TAKEN_CONNECTIONS
     path = os.environ.get(CONNECTIONS_FILE_ENV)

@@ -15,6 +15,8 @@ from snaprepl.errors import InvalidArgument
 from snaprepl.names import validate_conn_id
 
 SECTION = "snaprepl"
+#: How Spark jobs run: a spark-submit each, or in the caller against a Spark Connect server.
+SPARK_MODES = ("submit", "connect")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,11 @@ class Settings:
         SQLite's busy timeout); then it fails with ``LockTimeout``, which Airflow retries.
     :param statement_timeout_seconds: longest one statement may run there (0: no limit; PostgreSQL
         ``statement_timeout``, MariaDB ``max_statement_time``).
+    :param spark_mode: ``submit`` (a spark-submit per job, the default) or ``connect`` (the job runs in
+        the calling process against the Spark Connect server of ``spark_conn_id``, a ``spark_connect``
+        connection). A ``spark_connect`` Spark connection means ``connect`` whatever this says.
+    :param connect_fallback: in ``connect`` mode, a Spark Connect server that does not answer makes
+        jobs fall back to spark-submit (off: they fail, naming the connection and how to start it).
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -79,8 +86,14 @@ class Settings:
     pool_per_connection: bool = False
     lock_timeout_seconds: int = 60
     statement_timeout_seconds: int = 0
+    spark_mode: str = "submit"
+    connect_fallback: bool = False
 
     def __post_init__(self) -> None:
+        if self.spark_mode not in SPARK_MODES:
+            raise InvalidArgument(
+                f"setting [{SECTION}] spark_mode = {self.spark_mode!r} is not one of {', '.join(SPARK_MODES)}"
+            )
         validate_conn_id(self.catalog_conn_id)
         validate_conn_id(self.spark_conn_id)
         if self.snp_repl_tolerance_offset < 0:

@@ -70,13 +70,11 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         self._driver_memory = submission.driver_memory
         self._spark_binary = spark_binary()
         self._hook = None
-        failure: BaseException | None = None
-        try:
-            super().execute(context)
-        except Exception as err:  # the hook raises on a non-zero exit; the job's result says why
-            failure = err
+        self._submission = submission
+        try:  # spark-submit through SparkSubmitOperator, or on the Connect server: the submission decides
+            result, failure = submission.execute(lambda: super(SnapreplSparkOperator, self).execute(context))
         finally:
-            result = submission.read_result()
+            self._submission = None
             submission.cleanup()
         if failure is not None or not result or not result.get("ok"):
             error = error_from_result(result, failure)
@@ -86,6 +84,14 @@ class SnapreplSparkOperator(SparkSubmitOperator):
                 raise AirflowFailException(str(error))  # retrying cannot help
             raise RuntimeError(str(error))
         return result
+
+    def on_kill(self) -> None:
+        """Kill the running job: spark-submit's processes, or the run's operations on the Connect server."""
+        submission: Submission | None = getattr(self, "_submission", None)
+        if submission is None:
+            super().on_kill()
+        else:
+            submission.kill(super().on_kill)
 
     def _backfill(self, context: Context) -> str | None:
         """This run's backfill id when it is a backfill run (None otherwise)."""

@@ -6,9 +6,11 @@ submitter to read. Expected failures print one ``snaprepl: error:`` line; others
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import traceback
+from contextvars import ContextVar
 from types import TracebackType
 from typing import Any
 
@@ -20,10 +22,20 @@ from snaprepl.spark.lifeline import attach
 from snaprepl.spark.session import LazySession
 
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
+log = logging.getLogger(__name__)
+
+
+#: Where a job running in its caller's process (Spark Connect mode) puts its result instead of a file.
+RESULT_SINK: ContextVar[dict[str, Any] | None] = ContextVar("snaprepl_result_sink", default=None)
 
 
 def write_result(payload: dict[str, Any]) -> None:
-    """Write the job's result, readable by this user only (it names tables and errors)."""
+    """Write the job's result, readable by this user only (it names tables and errors); a job run in
+    its caller's process hands it over in memory (:data:`RESULT_SINK`)."""
+    if (sink := RESULT_SINK.get()) is not None:
+        sink.clear()
+        sink.update(payload)
+        return
     path = os.environ.get(RESULT_FILE_ENV)
     if path:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -75,10 +87,14 @@ class JobRun:
                 write_result(
                     {"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}}
                 )
-                print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
+                if RESULT_SINK.get() is None:  # in the caller's process, the caller says it
+                    print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
                 return True
             if isinstance(err, Exception):
-                traceback.print_exception(err)
+                if RESULT_SINK.get() is None:
+                    traceback.print_exception(err)
+                else:
+                    log.warning("the job failed", exc_info=err)
                 write_result(
                     {"ok": False, "error": {"type": self._failure.__name__, "message": root_cause(err), "hint": None}}
                 )

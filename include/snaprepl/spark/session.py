@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 #: UTC everywhere: timestamps without time zone must not move between JVM, Spark and databases.
@@ -32,6 +35,21 @@ def build_session(app_name: str, master: str | None = None, extra: dict[str, str
     return builder.getOrCreate()
 
 
+#: The Spark Connect session a job running in this process uses (see :mod:`snaprepl.spark.connect`).
+_REMOTE: ContextVar[Any] = ContextVar("snaprepl_remote_session", default=None)
+
+
+@contextlib.contextmanager
+def remote(session: Any) -> Iterator[None]:
+    """While inside, jobs' :class:`LazySession` give ``session`` (a Spark Connect session the caller
+    keeps: it is not stopped when the job ends)."""
+    token = _REMOTE.set(session)
+    try:
+        yield
+    finally:
+        _REMOTE.reset(token)
+
+
 class LazySession:
     """A job's SparkSession, started when first asked for: a refresh or sync with nothing to do never
     pays for a SparkContext (several seconds of every scheduled no-op run).
@@ -44,6 +62,8 @@ class LazySession:
         self._session: Any = None
 
     def __call__(self) -> Any:
+        if (given := _REMOTE.get()) is not None:
+            return given
         if self._session is None:
             self._session = build_session(self.app_name)
         return self._session

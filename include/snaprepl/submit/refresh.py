@@ -40,6 +40,7 @@ def prepare_refresh(
     return prepare(
         job="refresh_snapshot",
         module_file=job_module_file("snaprepl.refresh.job"),
+        module="snaprepl.refresh.job",
         args=refresh_arguments(request, settings),
         connections=[
             catalog_connection_of(catalog, settings),

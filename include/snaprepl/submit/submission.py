@@ -1,5 +1,9 @@
 """Submitting snaprepl's Spark jobs: one preparation for the CLI and the Airflow operator alike.
 
+Where a job runs is decided here, so no caller asks: a spark-submit of its own (``submit`` mode, the
+default), or in the caller's process against a Spark Connect server (``connect`` mode: ``[snaprepl]
+spark_mode = connect``, or a Spark connection of type ``spark_connect``; see :mod:`snaprepl.spark.connect`).
+
 What goes on the spark-submit command line (which the Spark provider logs) is names, paths and
 Spark settings. Credentials go into a file readable only by this user, named by an environment
 variable of the spark-submit process, and deleted when the job ends.
@@ -9,9 +13,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +26,14 @@ from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_conne
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
 from snaprepl.settings import Settings
-from snaprepl.spark import lifeline, rundir
+from snaprepl.spark import connect, lifeline, rundir
 from snaprepl.spark.entrypoint import RESULT_FILE_ENV
 from snaprepl.spark.session import SPARK_CONF
+
+log = logging.getLogger(__name__)
+
+#: Connection type of a Spark Connect server (the Spark provider's).
+SPARK_CONNECT_TYPE = "spark_connect"
 
 #: ``spark_jobs/`` of the project's directory (``include/snaprepl/submit/`` is three levels below it).
 _REPO_JOBS = Path(__file__).resolve().parents[3] / "spark_jobs"
@@ -64,15 +74,41 @@ def private_dir() -> Path:
     return rundir.private_parent()
 
 
-def ensure_spark_connection(settings: Settings) -> str:
-    """The Spark connection's id; when it is not defined, define it in this process as
-    ``settings.spark_master`` (local mode by default)."""
+def ensure_spark_connection(settings: Settings, conn_id: str | None = None) -> str:
+    """The Spark connection's id (``conn_id``, else ``settings.spark_conn_id``); when it is not
+    defined, define it in this process as ``settings.spark_master`` (local mode by default)."""
+    conn_id = conn_id or settings.spark_conn_id
     try:
-        get_connection(settings.spark_conn_id)
+        get_connection(conn_id)
     except ConnectionNotFound:
-        env = f"AIRFLOW_CONN_{settings.spark_conn_id.upper().replace('.', '_').replace('-', '_')}"
+        env = f"AIRFLOW_CONN_{conn_id.upper().replace('.', '_').replace('-', '_')}"
         os.environ[env] = json.dumps({"conn_type": "spark", "host": settings.spark_master})
-    return settings.spark_conn_id
+    return conn_id
+
+
+def spark_mode(settings: Settings) -> str:
+    """``connect`` when the Spark connection is of type ``spark_connect`` or ``[snaprepl] spark_mode``
+    says so, else ``submit``.
+
+    :raises SnapreplError: ``spark_mode = connect`` without a ``spark_connect`` connection (unless
+        ``connect_fallback``, which then submits).
+    """
+    try:
+        conn_type = get_connection(settings.spark_conn_id).conn_type
+    except ConnectionNotFound:
+        conn_type = None
+    if conn_type == SPARK_CONNECT_TYPE:
+        return "connect"
+    if settings.spark_mode != "connect":
+        return "submit"
+    problem = (
+        f"[snaprepl] spark_mode = connect needs connection '{settings.spark_conn_id}' of type {SPARK_CONNECT_TYPE}"
+        f" (it is {'not defined' if conn_type is None else f'of type {conn_type}'})"
+    )
+    if settings.connect_fallback:
+        log.warning("%s: falling back to spark-submit", problem)
+        return "submit"
+    raise SnapreplError(problem, "`snaprepl spark-server start` starts a server and prints the connection to define")
 
 
 def spark_binary() -> str:
@@ -92,7 +128,8 @@ def spark_home() -> str:
 
 @dataclass
 class Submission:
-    """Everything a spark-submit of one job needs; the keyword arguments of SparkSubmitHook/Operator."""
+    """Everything one job needs: the keyword arguments of SparkSubmitHook/Operator in ``submit`` mode,
+    the job module, its connections and the server's URL in ``connect`` mode."""
 
     application: str
     application_args: list[str]
@@ -103,10 +140,16 @@ class Submission:
     name: str
     conn_id: str
     driver_memory: str
-    connections_file: Path
-    result_file: Path
+    connections_file: Path | None
+    result_file: Path | None
     extra: dict[str, Any] = field(default_factory=dict)
     run_dir: Path | None = None
+    mode: str = "submit"
+    job_module: str = ""
+    run_id: str = ""
+    connections: list[ConnectionInfo] = field(default_factory=list, repr=False)
+    connect_url: str = field(default="", repr=False)  # holds the token: never logged
+    _result: dict[str, Any] | None = field(default=None, repr=False)
 
     def hook_kwargs(self) -> dict[str, Any]:
         return {
@@ -121,7 +164,43 @@ class Submission:
             "driver_memory": self.driver_memory,
         }
 
+    @property
+    def tag(self) -> str:
+        """The tag of this run's operations on a Spark Connect server."""
+        return f"snaprepl-{self.run_id}"
+
+    def execute(self, spark_submit: Callable[[], object]) -> tuple[dict[str, Any] | None, BaseException | None]:
+        """Run the job: ``spark_submit()`` in ``submit`` mode (the hook's or the operator's), here on
+        the Connect server in ``connect`` mode. Returns the job's result (None if it gave none) and
+        the exception the run raised (None if none)."""
+        failure: BaseException | None = None
+        try:
+            if self.mode == "connect":
+                self._result = connect.run_job(
+                    self.job_module,
+                    self.application_args,
+                    url=self.connect_url,
+                    tag=self.tag,
+                    connections=self.connections,
+                )
+            else:
+                spark_submit()
+        except Exception as err:  # the hook raises on a non-zero exit; the job's result says why
+            failure = err
+        return self.read_result(), failure
+
+    def kill(self, spark_submit_kill: Callable[[], object]) -> None:
+        """Stop the running job: ``spark_submit_kill()`` in ``submit`` mode; in ``connect`` mode,
+        interrupt the run's tagged operations on the server (the job then fails, and drops its
+        staging table on the way out, as any failed run does)."""
+        if self.mode == "connect":
+            connect.interrupt(self.connect_url, self.tag)
+        else:
+            spark_submit_kill()
+
     def read_result(self) -> dict[str, Any] | None:
+        if self.mode == "connect" or self.result_file is None:
+            return self._result
         try:
             result: dict[str, Any] = json.loads(self.result_file.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
@@ -129,8 +208,9 @@ class Submission:
         return result
 
     def cleanup(self) -> None:
-        self.connections_file.unlink(missing_ok=True)
-        self.result_file.unlink(missing_ok=True)
+        for path in (self.connections_file, self.result_file):
+            if path is not None:
+                path.unlink(missing_ok=True)
         if self.run_dir is not None:
             rundir.remove_run_dir(self.run_dir)
 
@@ -144,13 +224,43 @@ def prepare(
     settings: Settings,
     run_id: str,
     name: str,
+    module: str = "",
 ) -> Submission:
-    """Write the connections file (in a new directory of this run) and assemble the spark-submit of
-    ``job``. The caller calls :meth:`Submission.cleanup` when the job has ended."""
+    """Assemble the run of ``job`` (job module ``module``): on the Spark Connect server in ``connect``
+    mode (see :func:`spark_mode`), else a spark-submit with the connections file in a new directory of
+    this run. The caller calls :meth:`Submission.cleanup` when the job has ended."""
+    unique = list({c.conn_id: c for c in connections}.values())
+    if spark_mode(settings) == "connect":
+        url = connect.connection_url(settings.spark_conn_id)
+        try:
+            connect.session_for(url, settings.spark_conn_id)
+        except connect.ConnectServerDown as err:
+            if not settings.connect_fallback:
+                raise
+            log.warning("%s: falling back to spark-submit ([snaprepl] connect_fallback)", err.message)
+        else:
+            return Submission(
+                application=module, application_args=list(args), conf={}, jars="", driver_class_path="",
+                env_vars={}, name=name, conn_id=settings.spark_conn_id, driver_memory="", connections_file=None,
+                result_file=None, mode="connect", job_module=module, run_id=run_id, connections=unique,
+                connect_url=url,
+            )  # fmt: skip
+    return _prepare_submit(job, module_file, args, unique, settings, run_id, name)
+
+
+def _prepare_submit(
+    job: str,
+    module_file: Path,
+    args: Sequence[str],
+    connections: list[ConnectionInfo],
+    settings: Settings,
+    run_id: str,
+    name: str,
+) -> Submission:
+    """The spark-submit of ``job``, its connections in a file in a new directory of this run."""
     directory = rundir.new_run_dir()
-    unique = {c.conn_id: c for c in connections}
     try:
-        connections_file = write_connections_file(unique.values(), str(directory))
+        connections_file = write_connections_file(connections, str(directory))
     except BaseException:
         rundir.remove_run_dir(directory)
         raise
@@ -167,6 +277,9 @@ def prepare(
         lifeline.SUBMITTER_ENV: lifeline.submitter_token(),
         lifeline.RUN_ID_ENV: run_id,
     }
+    # A spark_connect Spark connection cannot take a spark-submit (connect_fallback): the fallback
+    # uses connection <spark_conn_id>_submit, defined here as spark_master when it is not defined.
+    fallback = settings.spark_conn_id + "_submit" if spark_mode_conn_is_connect(settings) else None
     return Submission(
         application=job_application(job, module_file),
         application_args=list(args),
@@ -176,12 +289,21 @@ def prepare(
         driver_class_path=":".join(jars),
         env_vars=env,
         name=name,
-        conn_id=ensure_spark_connection(settings),
+        conn_id=ensure_spark_connection(settings, fallback),
         driver_memory=settings.spark_driver_memory,
         connections_file=connections_file,
         result_file=result_file,
         run_dir=directory,
+        run_id=run_id,
     )
+
+
+def spark_mode_conn_is_connect(settings: Settings) -> bool:
+    """Whether the Spark connection is a Spark Connect server's."""
+    try:
+        return get_connection(settings.spark_conn_id).conn_type == SPARK_CONNECT_TYPE
+    except ConnectionNotFound:
+        return False
 
 
 def error_from_result(
@@ -203,23 +325,25 @@ def error_from_result(
 
 
 def run_submission(submission: Submission) -> dict[str, Any]:
-    """Run a prepared submission with the Spark provider's hook; return the job's result.
+    """Run a prepared submission (spark-submit with the Spark provider's hook, or on the Connect
+    server); return the job's result.
 
     The hook logs the job's output at INFO (Airflow's logging level decides whether it shows).
 
     :raises SnapreplError: the job's own error, or why it gave none.
     """
-    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
-    hook = SparkSubmitHook(**submission.hook_kwargs())
-    failure: BaseException | None = None
+    hook = _submit_hook(submission) if submission.mode == "submit" else None
     spark_submit = lambda: getattr(getattr(hook, "_submit_sp", None), "pid", None)  # noqa: E731
-    try:
-        with lifeline.group_dies_with_caller(spark_submit):
-            hook.submit(submission.application, process_group=0)  # its own group: killed as one
-    except Exception as err:  # the hook raises AirflowException on a non-zero exit
-        failure = err
-    result = submission.read_result()
+    with lifeline.group_dies_with_caller(spark_submit):
+        # its own group: killed as one
+        result, failure = submission.execute(lambda: hook.submit(submission.application, process_group=0))  # type: ignore[union-attr]
     if failure is not None or not result or not result.get("ok"):
         raise error_from_result(result, failure, submission.name)
     return result
+
+
+def _submit_hook(submission: Submission) -> Any:
+    """The Spark provider's SparkSubmitHook of ``submission`` (Airflow is loaded in submit mode only)."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    return SparkSubmitHook(**submission.hook_kwargs())

@@ -78,6 +78,7 @@ def prepare_sync(
     return prepare(
         job="sync_publication",
         module_file=job_module_file("snaprepl.bidir.job"),
+        module="snaprepl.bidir.job",
         args=sync_arguments(action, item, server, rows_per_commit, settings, run_id, atomic=atomic),
         connections=sync_connections(catalog, settings, item, server),
         settings=settings,
