@@ -1,6 +1,7 @@
 """Refreshes on a real Spark standalone cluster (a master and two workers on loopback): the path of
-users who outgrow one machine. The Spark connection names the master; spark-submit runs the driver
-here (client mode) and the executors on the workers."""
+users who outgrow one machine. The Spark connection names the master, and spark-submit runs the
+driver here (client mode); or it names a Spark Connect server attached to the master. Either way
+the executors run on the workers."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from snaprepl.refresh.partitioning import ROWS_PER_PARTITION
 from tests.support.databases import RealDatabase
 from tests.support.processes import wait_for
-from tests.support.spark_cluster import SparkCluster, spark_cluster
+from tests.support.spark_cluster import SparkCluster, free_port, spark_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -105,3 +106,30 @@ def _assert_ran_on_every_worker(cluster: SparkCluster, app_id: str) -> None:
     assert all(ran & executors for executors in by_worker.values()), (
         f"tasks ran on executors {ran}; executors per worker: {by_worker}"
     )
+
+
+def test_a_connect_server_on_the_cluster_refreshes_on_both_workers(
+    cluster: SparkCluster,
+    mysql_db: RealDatabase,
+    pg_db: RealDatabase,
+    catalog: object,
+    unique_name: str,
+    tmp_path: Path,
+) -> None:
+    """`snaprepl spark-server start --master spark://...`, then the same refresh in connect mode: the
+    job runs in the CLI's process, its Spark work on the server's executors on both workers."""
+    env = {**cluster.client_env(), "SNAPREPL_STATE_DIR": str(tmp_path / "state")}
+    started = snaprepl("spark-server", "start", "--master", cluster.master_url, "--port", str(free_port()), env=env)
+    try:
+        assert started.returncode == 0, (started.stdout + started.stderr)[-4000:]
+        assert f"master {cluster.master_url}" in started.stdout
+        name, _, value = started.stdout.strip().splitlines()[-1].partition("=")
+        assert name == "AIRFLOW_CONN_SNAPREPL_SPARK" and '"spark_connect"' in value, started.stdout
+        env[name] = value.strip("'")
+        output = _create_and_fill(mysql_db, pg_db, unique_name, env)
+        assert "Spark-Submit cmd" not in output, "connect mode runs no spark-submit"
+        [app] = [a for a in cluster.status()["activeapps"] if a["name"] == "snaprepl-spark-connect"]
+        _assert_ran_on_every_worker(cluster, str(app["id"]))
+    finally:
+        stopped = snaprepl("spark-server", "stop", env=env)
+        assert stopped.returncode == 0, stopped.stderr[-2000:]
