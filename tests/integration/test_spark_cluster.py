@@ -128,7 +128,7 @@ def test_a_connect_server_on_the_cluster_refreshes_on_both_workers(
         env[name] = value.strip("'")
         output = _create_and_fill(mysql_db, pg_db, unique_name, env)
         assert "Spark-Submit cmd" not in output, "connect mode runs no spark-submit"
-        [app] = [a for a in cluster.status()["activeapps"] if a["name"] == "snaprepl-spark-connect"]
+        [app] = cluster.status()["activeapps"]  # the server: the cluster's one running application
         _assert_ran_on_every_worker(cluster, str(app["id"]))
     finally:
         stopped = snaprepl("spark-server", "stop", env=env)
