@@ -43,8 +43,8 @@ def snaprepl(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 def _source_table(db: RealDatabase, table: str) -> None:
     db.run(
-        f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40), n decimal(12, 2))",
-        f"INSERT INTO {table} SELECT seq, md5(seq), seq / 7 FROM seq_1_to_{ROWS}",
+        f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(12), n decimal(12, 2))",
+        f"INSERT INTO {table} SELECT seq, seq * 3, seq / 7 FROM seq_1_to_{ROWS}",
         f"ANALYZE TABLE {table}",  # the row estimate the partitioning reads
     )
 
