@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from snaprepl.bidir.judge import ROWGUID
-from snaprepl.bidir.rows import norm_key
+from snaprepl.bidir.rows import insert_rows, norm_key
 from snaprepl.bidir.sides import GUID, OLD, OP, Side, key_of, row_of
 from snaprepl.db import Session
 from snaprepl.dialects import Column
@@ -30,8 +30,6 @@ MINE, HAS, TOMB, CLS = (f"SNAPREPL_{n}" for n in ("MINE", "HAS", "TOMB", "CLS"))
 #: What :func:`class_case` calls a change: applied set-based (``insert``, ``update``, ``delete``),
 #: nothing to do (``noop``), or judged in the driver with the resolvers (``conflict``).
 CLASSES = ("noop", "insert", "update", "delete", "conflict")
-#: Bound parameters per staging INSERT (well under every dialect's limit).
-_PARAMS_PER_INSERT = 900
 
 
 def class_case(quote: Any) -> str:
@@ -107,15 +105,7 @@ class PullStage:
             own = {SEQ: seq, RND: number, SOP: entry[OP].strip(), SGUID: entry[GUID], SOLD: entry[OLD]}
             own.update({SPRESENT: 1 if row is not None else 0, MINE: None, HAS: None, TOMB: None, CLS: None})
             rows.append([own.get(c.name, values.get(c.name)) for c in self.columns])
-        names = ", ".join(d.quote(c.name) for c in self.columns)
-        per_insert = max(1, _PARAMS_PER_INSERT // len(self.columns))
-        for start in range(0, len(rows), per_insert):
-            chunk = rows[start : start + per_insert]
-            params = {f"p{i}_{j}": d.python_param(v) for i, row in enumerate(chunk) for j, v in enumerate(row)}
-            marks = ", ".join(
-                f"({', '.join(f':p{i}_{j}' for j in range(len(self.columns)))})" for i in range(len(chunk))
-            )
-            session.execute(f"INSERT INTO {self.sql} ({names}) VALUES {marks}", params)
+        insert_rows(session, d, self.sql, [c.name for c in self.columns], rows)
         return rounds
 
     def classify(self, session: Session, number: int) -> dict[int, str]:
