@@ -191,11 +191,19 @@ END"""
                 f"DROP FUNCTION IF EXISTS {function}()",
             ),
         ]
-        for trigger, event in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), strict=True):
+        # The function's own tests of ROWGUID again as WHEN clauses: replicated writes (pulls, pushes, an
+        # initial load's whole batches) then skip the PL/pgSQL call altogether.
+        rowguid, mark = f"{q(BIDIR.rowguid)}", self.literal(DELETE_MARK)
+        users = (
+            f"NEW.{rowguid} IS NULL",
+            f"NEW.{rowguid} IS NOT DISTINCT FROM OLD.{rowguid}",
+            f"OLD.{rowguid} IS DISTINCT FROM {mark}",
+        )
+        for trigger, event, when in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), users, strict=True):
             steps.append(
                 DdlStep(
                     f"CREATE TRIGGER {q(trigger)} BEFORE {event} ON {source} "
-                    f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+                    f"FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {function}()",
                     f"DROP TRIGGER IF EXISTS {q(trigger)} ON {source}",
                 )
             )
