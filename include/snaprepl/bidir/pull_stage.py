@@ -151,7 +151,7 @@ class PullStage:
             d.stage_update_sql(table, stage, names, publisher.key, where("update")),
             *put("U", f"s.{q(ROWGUID)}", f"s.{q(MINE)}", "update"),
             *put("D", f"s.{q(SGUID)}", f"s.{q(MINE)}", "delete"),
-            *d.replicated_delete_sql(table, d.stage_keys_sql(table, stage, publisher.key, where("delete"))),
+            *d.stage_delete_sql(table, stage, publisher.key, where("delete")),
         ]
         for statement in statements:
             session.execute(statement)

@@ -65,7 +65,7 @@ class PushStage:
         for statement in d.replicated_merge_sql(sub.table, self.sql, names, sub.key, sub.rlog, log_keys):
             session.execute(statement, {"chunk": 0})
         gone = f"s.{q(CHUNK)} = 1 AND NOT {pending}"
-        for statement in d.replicated_delete_sql(sub.table, d.stage_keys_sql(sub.table, self.sql, sub.key, gone)):
+        for statement in d.stage_delete_sql(sub.table, self.sql, sub.key, gone):
             session.execute(statement)
         # Both before and after: a key pending at either moment may have been left alone.
         waiting.update(int(r[0]) for r in session.query(waiting_sql))

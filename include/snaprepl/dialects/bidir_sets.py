@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from snaprepl.dialects.model import BIDIR, LogColumns, LogObjects
+from snaprepl.dialects.model import BIDIR, DELETE_MARK, LogColumns, LogObjects
 from snaprepl.errors import UnsupportedConnection
 
 if TYPE_CHECKING:
@@ -56,6 +56,10 @@ class BidirSets:
             source: str | None = None,
         ) -> list[str]: ...
 
+        def literal(self, value: str) -> str: ...
+
+        def replicated_delete_sql(self, table: str, match: str) -> list[str]: ...
+
     def stage_put_sql(
         self,
         rlog: str,
@@ -86,6 +90,11 @@ class BidirSets:
         if len(keys) == 1:
             return f"{q(keys[0])} IN ({inner})"
         return f"({', '.join(q(k) for k in keys)}) IN ({inner})"
+
+    def stage_delete_sql(self, table: str, stage: str, keys: Sequence[str], where: str) -> list[str]:
+        """Replicated deletes (which the triggers do not log) of the rows of ``table`` whose key is one
+        of the rows of ``stage`` (alias ``s``) matching ``where``."""
+        return self.replicated_delete_sql(table, self.stage_keys_sql(table, stage, keys, where))
 
     def _stage_keys(self, keys: Sequence[str]) -> list[str]:
         return [f"s.{self.quote(k)}" for k in keys]
@@ -183,3 +192,13 @@ class MySqlBidirSets(BidirSets):
         match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
         sets = ", ".join(f"t.{q(c)} = s.{q(c)}" for c in columns if c not in keys)
         return f"UPDATE {table} AS t JOIN {stage} AS s ON {match} SET {sets} WHERE {where}"
+
+    def stage_delete_sql(self, table: str, stage: str, keys: Sequence[str], where: str) -> list[str]:
+        # Joins: MariaDB runs "key IN (SELECT ...)" as a dependent subquery, once per row of the table.
+        q = self.quote
+        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+        joined = f"{table} AS t JOIN {stage} AS s ON {match}"
+        return [
+            f"UPDATE {joined} SET t.{q(BIDIR.rowguid)} = {self.literal(DELETE_MARK)} WHERE {where}",
+            f"DELETE t FROM {joined} WHERE {where}",
+        ]
