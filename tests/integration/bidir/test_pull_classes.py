@@ -62,7 +62,8 @@ def test_the_databases_classify_as_judge_does(real_db: RealDatabase) -> None:
         rows.append(f"({', '.join(literal(v) for v in values)}, NULL)")
     with real_db.connect() as conn:
         cur = conn.cursor()
-        cur.execute(f"CREATE TABLE {q(table)} ({', '.join(f'{q(c)} {t}' for c, t in zip(columns, types))})")
+        definitions = ", ".join(f"{q(c)} {t}" for c, t in zip(columns, types, strict=True))
+        cur.execute(f"CREATE TABLE {q(table)} ({definitions})")
         try:
             cur.execute(f"INSERT INTO {q(table)} ({', '.join(q(c) for c in columns)}) VALUES {', '.join(rows)}")
             cur.execute(f"UPDATE {q(table)} SET {q(CLS)} = {class_case(q)}")
