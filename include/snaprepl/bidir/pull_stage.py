@@ -88,6 +88,8 @@ class PullStage:
         """Stage ``todo`` (entries read from ``sub``, in SNAPTIME order); return the positions of the
         entries of each round."""
         d, publisher = self.publisher.dialect, self.publisher
+        for statement in d.staged_apply_setup_sql():
+            session.execute(statement)
         session.execute(f"DELETE FROM {self.sql}")
         rounds: list[list[int]] = []
         seen: dict[tuple[Any, ...], int] = {}

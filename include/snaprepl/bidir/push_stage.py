@@ -48,6 +48,8 @@ class PushStage:
         return the positions of the entries whose key has a local change not yet pulled (not applied)."""
         sub, d = self.sub, self.sub.dialect
         q = d.quote
+        for statement in d.staged_apply_setup_sql():
+            session.execute(statement)
         session.execute(f"DELETE FROM {self.sql}")
         rows = []
         for seq, entry in enumerate(todo):

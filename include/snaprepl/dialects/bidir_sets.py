@@ -60,6 +60,10 @@ class BidirSets:
 
         def replicated_delete_sql(self, table: str, match: str) -> list[str]: ...
 
+    def staged_apply_setup_sql(self) -> list[str]:
+        """Statements that begin a transaction applying a staging table to a (large) table by key."""
+        return []
+
     def stage_put_sql(
         self,
         rlog: str,
@@ -101,6 +105,11 @@ class BidirSets:
 
 
 class PostgresBidirSets(BidirSets):
+    def staged_apply_setup_sql(self) -> list[str]:
+        # Key lookups only: the planner's statistics lag behind a table being loaded (or a staging
+        # table never analyzed), and it hash-joined the whole table once per chunk of an initial load.
+        return ["SET LOCAL enable_hashjoin = off", "SET LOCAL enable_mergejoin = off"]
+
     def stage_put_sql(
         self,
         rlog: str,
