@@ -149,6 +149,8 @@ def _merge(
     with _transactions(sub.db, atomic) as transaction:
         for number, rows in chunks:  # one commit per chunk of about rows_per_commit rows
             with transaction() as session:
+                for statement in sd.staged_apply_setup_sql():
+                    session.execute(statement)
                 for statement in merge:
                     session.execute(statement, {"chunk": number})
                 check_leases()  # a run taken over (thought dead) commits nothing more

@@ -10,6 +10,7 @@ from typing import Any
 
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.judge import ROWGUID, Change, Verdict, judge
+from snaprepl.bidir.pull_stage import PullStage
 from snaprepl.bidir.rows import current_rows, delete_row, log_change, norm_key, tombstones, write_row
 from snaprepl.bidir.sides import GUID, OLD, OP, SNAPTIME, SYNC, Side, batches, key_of, read_changes, row_of
 from snaprepl.bidir.state import Outcome, PublicationState
@@ -34,63 +35,98 @@ def pull(state: PublicationState, server: str) -> Outcome:
         guids = [e[GUID] for e in entries]
         applied_before = state.catalog.urplog_contains(state.item, server, state.publisher.name, guids)
         progress = Progress(f"pull of {state.item} from {server}", len(entries)).start()
-        for batch in batches(entries, state.commit_rows):
-            todo = [e for e in batch if e[GUID] not in applied_before]
-            if todo:
-                _apply_batch(state, sub, todo, outcome)
-            newest = max(e[SNAPTIME] for e in batch)
-            state.catalog.record_replayed(
-                state.item,
-                server,
-                state.publisher.name,
-                [(e[GUID], e[SNAPTIME]) for e in todo],
-                subscription=(server, {"ss_last_pull_ts": newest, "ss_last_pull_at": utcnow()}),
-            )
-            _forget_pulled(sub, batch)
-            progress.advance(len(batch))
+        stage = PullStage(state.publisher, state.item, server)
+        staged = any(e[GUID] not in applied_before for e in entries)
+        if staged:
+            stage.create()
+        try:
+            for batch in batches(entries, state.commit_rows):
+                todo = [e for e in batch if e[GUID] not in applied_before]
+                if todo:
+                    _apply_batch(state, sub, todo, outcome, stage)
+                newest = max(e[SNAPTIME] for e in batch)
+                state.catalog.record_replayed(
+                    state.item,
+                    server,
+                    state.publisher.name,
+                    [(e[GUID], e[SNAPTIME]) for e in todo],
+                    subscription=(server, {"ss_last_pull_ts": newest, "ss_last_pull_at": utcnow()}),
+                )
+                _forget_pulled(sub, batch)
+                progress.advance(len(batch))
+        finally:
+            if staged:
+                stage.drop()
     sub.db.dispose()
     outcome.duration_s = time.monotonic() - started
     return outcome
 
 
-def _apply_batch(state: PublicationState, sub: Side, todo: list[dict[str, Any]], outcome: Outcome) -> None:
-    """Judge and apply ``todo`` in one publisher transaction, recording their conflicts."""
-    publisher = state.publisher
-    server = sub.name
-    resolvers = state.resolvers()
+def _apply_batch(
+    state: PublicationState, sub: Side, todo: list[dict[str, Any]], outcome: Outcome, stage: PullStage
+) -> None:
+    """Judge and apply ``todo`` in one publisher transaction, recording their conflicts: the changes
+    without conflict set-based in the publisher (:mod:`snaprepl.bidir.pull_stage`), the others one
+    by one with the resolvers."""
     conflicts: list[dict[str, Any]] = []
     cleared: list[str] = []
-    with publisher.db.session() as session:
-        current = current_rows(session, publisher, [key_of(e, sub) for e in todo])
-        deleted = tombstones(session, publisher, [key_of(e, sub) for e in todo if e[OP].strip() == "D"], current)
-        for entry in todo:
-            key = key_of(entry, sub)
-            norm = norm_key(key)
-            incoming = publisher.as_own_values(row_of(entry, sub))
-            change = Change(entry[OP].strip(), key, entry[OLD], incoming, entry[GUID])
-            before = current.get(norm)
-            verdict = judge(
-                change,
-                before,
-                resolvers,
-                origin=server,
-                publisher=publisher.name,
-                key_columns=sub.key,
-                new_version=lambda: f"{publisher.name}@{uuid.uuid4()}",
-                tombstone=deleted.get(norm),
-            )
-            current[norm] = _apply(session, publisher, key, before, verdict, entry[GUID])
-            if verdict.action in {"write", "delete"}:
-                outcome.applied += 1
-            if verdict.conflict:
-                conflicts.append(_ledger(state, verdict, change, before, server, entry[GUID]))
-            elif verdict.action != "noop":
-                cleared.append(entry[GUID])
+    with state.publisher.db.session() as session:
+        for number, positions in enumerate(stage.load(session, sub, todo)):
+            classes = stage.classify(session, number)
+            stage.apply(session, number)
+            in_conflict = [todo[seq] for seq in positions if classes[seq] == "conflict"]
+            for seq in positions:
+                if classes[seq] in {"insert", "update", "delete"}:
+                    cleared.append(todo[seq][GUID])
+                    outcome.applied += 1
+            if in_conflict:
+                _judge_rows(state, session, sub, in_conflict, outcome, (conflicts, cleared))
         # Before the publisher commits: a run killed after that commit finds the
         # entries applied (no conflict any more) and must find their conflicts recorded.
         check_leases()  # a run taken over (thought dead) commits nothing more
-        state.catalog.record_conflicts(state.item, server, conflicts, cleared)
+        state.catalog.record_conflicts(state.item, sub.name, conflicts, cleared)
     outcome.conflicts += len(conflicts)
+
+
+def _judge_rows(
+    state: PublicationState,
+    session: Session,
+    sub: Side,
+    todo: list[dict[str, Any]],
+    outcome: Outcome,
+    ledger: tuple[list[dict[str, Any]], list[str]],
+) -> None:
+    """Judge ``todo`` (entries of distinct keys) one by one with :func:`~snaprepl.bidir.judge.judge`
+    and the resolvers, and carry out each verdict; conflicts and cleared entries go to ``ledger``."""
+    publisher = state.publisher
+    server = sub.name
+    resolvers = state.resolvers()
+    conflicts, cleared = ledger
+    current = current_rows(session, publisher, [key_of(e, sub) for e in todo])
+    deleted = tombstones(session, publisher, [key_of(e, sub) for e in todo if e[OP].strip() == "D"], current)
+    for entry in todo:
+        key = key_of(entry, sub)
+        norm = norm_key(key)
+        incoming = publisher.as_own_values(row_of(entry, sub))
+        change = Change(entry[OP].strip(), key, entry[OLD], incoming, entry[GUID])
+        before = current.get(norm)
+        verdict = judge(
+            change,
+            before,
+            resolvers,
+            origin=server,
+            publisher=publisher.name,
+            key_columns=sub.key,
+            new_version=lambda: f"{publisher.name}@{uuid.uuid4()}",
+            tombstone=deleted.get(norm),
+        )
+        current[norm] = _apply(session, publisher, key, before, verdict, entry[GUID])
+        if verdict.action in {"write", "delete"}:
+            outcome.applied += 1
+        if verdict.conflict:
+            conflicts.append(_ledger(state, verdict, change, before, server, entry[GUID]))
+        elif verdict.action != "noop":
+            cleared.append(entry[GUID])
 
 
 def _forget_pulled(sub: Side, batch: list[dict[str, Any]]) -> None:

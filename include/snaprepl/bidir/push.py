@@ -7,9 +7,8 @@ import time
 from datetime import datetime
 from typing import Any
 
-from snaprepl.bidir.judge import ROWGUID
-from snaprepl.bidir.rows import current_rows, delete_row, norm_key, pending_keys, write_row
-from snaprepl.bidir.sides import GUID, SNAPTIME, Side, batches, key_of, read_changes, row_of
+from snaprepl.bidir.push_stage import PushStage
+from snaprepl.bidir.sides import GUID, SNAPTIME, Side, batches, read_changes
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import utcnow
 from snaprepl.dialects.base import BIDIR
@@ -43,19 +42,27 @@ def push(state: PublicationState, server: str) -> Outcome:
         done = state.catalog.urplog_contains(state.item, publisher.name, server, [e[GUID] for e in entries])
         waiting: list[datetime] = []
         progress = Progress(f"push of {state.item} to {server}", len(entries)).start()
-        for batch in batches(entries, state.commit_rows):
-            todo = [e for e in batch if e[GUID] not in done]
-            applied = _apply_batch(publisher, sub, todo, waiting) if todo else []
-            outcome.applied += len(applied)
-            watermark = min(waiting) if waiting else max(e[SNAPTIME] for e in batch)
-            state.catalog.record_replayed(
-                state.item,
-                publisher.name,
-                server,
-                [(e[GUID], e[SNAPTIME]) for e in applied],
-                subscription=(server, {"ss_last_push_ts": watermark, "ss_last_push_at": utcnow()}),
-            )
-            progress.advance(len(batch))
+        stage = PushStage(sub, state.item)
+        staged = any(e[GUID] not in done for e in entries)
+        if staged:
+            stage.create()
+        try:
+            for batch in batches(entries, state.commit_rows):
+                todo = [e for e in batch if e[GUID] not in done]
+                applied = _apply_batch(publisher, sub, todo, waiting, stage) if todo else []
+                outcome.applied += len(applied)
+                watermark = min(waiting) if waiting else max(e[SNAPTIME] for e in batch)
+                state.catalog.record_replayed(
+                    state.item,
+                    publisher.name,
+                    server,
+                    [(e[GUID], e[SNAPTIME]) for e in applied],
+                    subscription=(server, {"ss_last_push_ts": watermark, "ss_last_push_at": utcnow()}),
+                )
+                progress.advance(len(batch))
+        finally:
+            if staged:
+                stage.drop()
         outcome.skipped = len(waiting)
         if not entries:
             state.catalog.update_subscription(server, state.item, ss_last_push_at=utcnow())
@@ -65,29 +72,12 @@ def push(state: PublicationState, server: str) -> Outcome:
 
 
 def _apply_batch(
-    publisher: Side, sub: Side, todo: list[dict[str, Any]], waiting: list[datetime]
+    publisher: Side, sub: Side, todo: list[dict[str, Any]], waiting: list[datetime], stage: PushStage
 ) -> list[dict[str, Any]]:
-    """Apply ``todo`` to the subscriber in one transaction; return the entries applied. Keys with a
-    local change not yet pulled wait (their SNAPTIME goes to ``waiting``)."""
-    applied = []
-    keys = [key_of(e, publisher) for e in todo]
+    """Apply ``todo`` to the subscriber in one transaction, set-based; return the entries applied. Keys
+    with a local change not yet pulled wait (their SNAPTIME goes to ``waiting``)."""
     with sub.db.session() as session:
-        current = current_rows(session, sub, keys)
-        pending = pending_keys(session, sub, keys)
-        for entry, key in zip(todo, keys, strict=True):
-            norm = norm_key(key)
-            if norm in pending:
-                waiting.append(entry[SNAPTIME])
-                continue
-            row = row_of(entry, publisher)
-            theirs = current.get(norm)
-            if row is not None:
-                if theirs is None or theirs.get(ROWGUID) != row[ROWGUID]:
-                    write_row(session, sub, row, exists=theirs is not None)
-                current[norm] = row
-            elif theirs is not None:
-                delete_row(session, sub, key)
-                current[norm] = None
-            applied.append(entry)
+        left = stage.apply(session, publisher, todo)
         check_leases()  # a run taken over (thought dead) commits nothing more
-    return applied
+    waiting.extend(todo[seq][SNAPTIME] for seq in sorted(left))
+    return [entry for seq, entry in enumerate(todo) if seq not in left]

@@ -1,5 +1,5 @@
 """Reading and writing rows of a :class:`~snaprepl.bidir.sides.Side` in a transaction: current rows by
-key, pending keys, tombstones, and replicated writes (which the triggers do not log)."""
+key, tombstones, and replicated writes (which the triggers do not log)."""
 
 from __future__ import annotations
 
@@ -77,18 +77,6 @@ def tombstones(
     return found
 
 
-def pending_keys(session: Session, side: Side, keys: Sequence[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
-    """Keys with a logged change at ``side`` not yet pulled (pending or in flight)."""
-    d = side.dialect
-    log_keys = side.log.objects.key_columns
-    columns = ", ".join(d.quote(k) for k in log_keys)
-    found: set[tuple[Any, ...]] = set()
-    for condition in _key_filters(d, log_keys, keys):
-        sql = f"SELECT DISTINCT {columns} FROM {side.rlog} WHERE {condition}"
-        found.update(norm_key(row) for row in session.query(sql))
-    return found
-
-
 def write_row(session: Session, side: Side, row: dict[str, Any], exists: bool) -> None:
     """Insert or update ``row`` with its ROWGUID: a replicated write, which the triggers do not log."""
     d = side.dialect
@@ -121,3 +109,20 @@ def log_change(
     params.update({"guid": guid, "old": old, "origin": origin})
     for statement in d.bidir_put_sql(side.rlog, side.log.objects, op, keys, ":guid", ":old", ":origin", publisher=True):
         session.execute(statement, params)
+
+
+#: Bound parameters per INSERT of :func:`insert_rows` (well under every dialect's limit).
+_PARAMS_PER_INSERT = 900
+
+
+def insert_rows(
+    session: Session, dialect: Any, table: str, names: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """Insert ``rows`` (values of columns ``names``) into ``table``, many rows per statement."""
+    columns = ", ".join(dialect.quote(n) for n in names)
+    per_insert = max(1, _PARAMS_PER_INSERT // len(names))
+    for start in range(0, len(rows), per_insert):
+        chunk = rows[start : start + per_insert]
+        params = {f"p{i}_{j}": dialect.python_param(v) for i, row in enumerate(chunk) for j, v in enumerate(row)}
+        marks = ", ".join(f"({', '.join(f':p{i}_{j}' for j in range(len(names)))})" for i in range(len(chunk)))
+        session.execute(f"INSERT INTO {table} ({columns}) VALUES {marks}", params)

@@ -25,6 +25,7 @@ class PutParts:
     #: The log's column list and the new entry's values, in that order.
     columns: str
     values: str
+    items: tuple[str, ...]
     #: Conditions guarding the upsert, and statements to run after it.
     conditions: tuple[str, ...]
     after: tuple[str, ...]
@@ -249,6 +250,7 @@ class BidirLogs:
             conditions=tuple(conditions),
             after=tuple(after),
             values=", ".join(values),
+            items=tuple(values),
         )
 
     def _bidir_log_column_list(self, objects: LogObjects) -> str:
@@ -268,11 +270,13 @@ class BidirLogs:
         alias: str | None,
         publisher: bool,
         when: str | None,
+        source: str | None = None,
     ) -> list[str]:
         """:meth:`bidir_put_sql` as ``INSERT ... ON CONFLICT DO UPDATE`` (PostgreSQL, SQLite).
 
         :param alias: the log's alias in the statement, to name the existing row's columns by; without
             one, bare column names in DO UPDATE are the existing row's (SQLite).
+        :param source: a FROM clause the values are selected from (a set-based put), else one row.
         """
         cols, bidir, q = self.log_columns, BIDIR, self.quote
         existing = f"{alias}." if alias else ""
@@ -280,7 +284,7 @@ class BidirLogs:
         target = f"{rlog} AS {alias}" if alias else rlog
         conflict = ", ".join(q(c) for c in (*objects.key_columns, bidir.sync_id))
         return [
-            f"INSERT INTO {target} ({parts.columns}) SELECT {parts.values} "
+            f"INSERT INTO {target} ({parts.columns}) SELECT {parts.values} {source + ' ' if source else ''}"
             f"WHERE {' AND '.join(parts.conditions) or 'true'} "
             f"ON CONFLICT ({conflict}) DO UPDATE SET {q(cols.snaptime)} = excluded.{q(cols.snaptime)}, "
             f"{q(cols.rowguid)} = excluded.{q(cols.rowguid)}, {q(bidir.origin)} = excluded.{q(bidir.origin)}, "

@@ -16,6 +16,7 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.bidir_sets import MySqlBidirSets
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, mysql_options
 from snaprepl.dialects.lock_waits import MySqlLockWaits
 from snaprepl.dialects.replace import MySqlRowReplacement
@@ -23,7 +24,7 @@ from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
 
 
-class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, Dialect):
+class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, Dialect):
     name = "mysql"
     sqlglot_dialect = "mysql"
     max_identifier_length = 64

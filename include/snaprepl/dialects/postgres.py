@@ -17,6 +17,7 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.bidir_sets import PostgresBidirSets
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
@@ -25,7 +26,7 @@ from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, Dialect):
+class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, Dialect):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63
@@ -198,11 +199,19 @@ END"""
                 f"DROP FUNCTION IF EXISTS {function}()",
             ),
         ]
-        for trigger, event in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), strict=True):
+        # The function's own tests of ROWGUID again as WHEN clauses: replicated writes (pulls, pushes, an
+        # initial load's whole batches) then skip the PL/pgSQL call altogether.
+        rowguid, mark = f"{q(BIDIR.rowguid)}", self.literal(DELETE_MARK)
+        users = (
+            f"NEW.{rowguid} IS NULL",
+            f"NEW.{rowguid} IS NOT DISTINCT FROM OLD.{rowguid}",
+            f"OLD.{rowguid} IS DISTINCT FROM {mark}",
+        )
+        for trigger, event, when in zip(objects.triggers, ("INSERT", "UPDATE", "DELETE"), users, strict=True):
             steps.append(
                 DdlStep(
                     f"CREATE TRIGGER {q(trigger)} BEFORE {event} ON {source} "
-                    f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+                    f"FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {function}()",
                     f"DROP TRIGGER IF EXISTS {q(trigger)} ON {source}",
                 )
             )

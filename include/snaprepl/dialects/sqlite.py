@@ -22,6 +22,7 @@ from snaprepl.dialects.base import (
     SqlSession,
     TableInfo,
 )
+from snaprepl.dialects.bidir_sets import SqliteBidirSets
 from snaprepl.dialects.functions import refuse_unknown_functions
 from snaprepl.dialects.replace import SqliteRowReplacement
 from snaprepl.names import ResolvedTable
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 
-class SqliteDialect(SqliteRowReplacement, Dialect):
+class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
     name = "sqlite"
     sqlglot_dialect = "sqlite"
     # SQLite has no limit; 128 keeps generated names readable and portable.
