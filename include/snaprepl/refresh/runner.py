@@ -12,6 +12,7 @@ from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplErro
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.idle import record_succeeded
 from snaprepl.refresh.incremental import refresh_incremental
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
@@ -49,17 +50,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             raise failure from err
         finally:
             ends.dispose()
-        catalog.update_snapshot(
-            snapshot.sn_name,
-            sn_last_status="succeeded",
-            sn_last_error=None,
-            sn_last_refresh_kind=outcome.kind,
-            sn_last_refresh_at=utcnow(),
-            sn_last_rows_copied=outcome.rows_copied,
-            sn_last_rows_upserted=outcome.rows_upserted,
-            sn_last_rows_deleted=outcome.rows_deleted,
-            sn_last_duration_s=time.monotonic() - started,
-        )
+        record_succeeded(catalog, outcome, started)
     return outcome
 
 
