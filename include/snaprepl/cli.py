@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from snaprepl.airflow_config import when_airflow_loads
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
 
@@ -183,11 +184,22 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 }
 
 
-def _configure_logging(verbose: bool) -> None:
-    """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines)."""
+def _configure_logging(verbose: bool, *, airflow_now: bool) -> None:
+    """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines).
+
+    :param airflow_now: import Airflow now (the command uses it); otherwise only if and when the
+        command needs it (:mod:`snaprepl.airflow_config`), which spares a second of start-up.
+    """
     # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
     os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if verbose else "WARNING"
     logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
+    if airflow_now:
+        _airflow_logging_to_stderr()
+    else:
+        when_airflow_loads(_airflow_logging_to_stderr)
+
+
+def _airflow_logging_to_stderr() -> None:
     import airflow  # noqa: F401  (configures logging: a handler on stdout)
 
     for handler in logging.getLogger().handlers:
@@ -197,9 +209,16 @@ def _configure_logging(verbose: bool) -> None:
     logging.getLogger("airflow._shared.secrets_masker.secrets_masker").setLevel(logging.ERROR)
 
 
+def _uses_airflow(args: argparse.Namespace) -> bool:
+    """Whether the command surely uses Airflow (statements run jobs and read connections; status probes
+    databases): those import it at once, the others (``status --no-probe``, ``ddl``, ``catalog``) when
+    they need it."""
+    return args.command == "sql" or (args.command == "status" and not args.no_probe)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _configure_logging(bool(getattr(args, "verbose", False)))
+    _configure_logging(bool(getattr(args, "verbose", False)), airflow_now=_uses_airflow(args))
     try:
         COMMANDS[args.command](args)  # argparse only accepts these commands
         return 0

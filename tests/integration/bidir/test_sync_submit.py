@@ -176,6 +176,15 @@ def test_update_snapshot_from_the_command_line_reports_and_notifies(
         assert item_rows(db, table) == rows
     [conflict] = catalog.conflicts(f"public.{item}")
     assert conflict["CF_NOTIFIED"] is True
+    synced_at = catalog.publication(f"public.{item}").sp_last_sync_at
+
+    idle = snaprepl("sql", "-v", f"REPL_UPDATE_SNAPSHOT('{item}', 2)")  # nothing left: decided before Spark
+    assert idle.returncode == 0, idle.stderr[-3000:]
+    assert "Spark-Submit cmd" not in idle.stdout + idle.stderr, "an idle sync starts no spark-submit"
+    for db in servers.subscribers:
+        for step in (f"pull from {servers.name(db)}: 0 changes", f"push to {servers.name(db)}: 0 changes"):
+            assert any(line.strip().startswith(step) for line in idle.stdout.splitlines()), idle.stdout
+    assert catalog.publication(f"public.{item}").sp_last_sync_at > synced_at, "the idle sync is recorded"
 
     status = snaprepl("status", "--json")
     assert status.returncode == 0, status.stderr
