@@ -184,19 +184,17 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 }
 
 
-def _configure_logging(verbose: bool, *, airflow_now: bool) -> None:
+def _configure_logging(verbose: bool) -> None:
     """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines).
 
-    :param airflow_now: import Airflow now (the command uses it); otherwise only if and when the
-        command needs it (:mod:`snaprepl.airflow_config`), which spares a second of start-up.
+    Airflow is imported only if and when a command needs it (a spark-submit, a connection from the
+    metadata database, an option only Airflow can read: see :mod:`snaprepl.airflow_config`), which
+    spares a second of start-up; its log handler on stdout is moved then.
     """
     # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
     os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if verbose else "WARNING"
     logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
-    if airflow_now:
-        _airflow_logging_to_stderr()
-    else:
-        when_airflow_loads(_airflow_logging_to_stderr)
+    when_airflow_loads(_airflow_logging_to_stderr)
 
 
 def _airflow_logging_to_stderr() -> None:
@@ -209,16 +207,9 @@ def _airflow_logging_to_stderr() -> None:
     logging.getLogger("airflow._shared.secrets_masker.secrets_masker").setLevel(logging.ERROR)
 
 
-def _uses_airflow(args: argparse.Namespace) -> bool:
-    """Whether the command surely uses Airflow (statements run jobs and read connections; status probes
-    databases): those import it at once, the others (``status --no-probe``, ``ddl``, ``catalog``) when
-    they need it."""
-    return args.command == "sql" or (args.command == "status" and not args.no_probe)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _configure_logging(bool(getattr(args, "verbose", False)), airflow_now=_uses_airflow(args))
+    _configure_logging(bool(getattr(args, "verbose", False)))
     try:
         COMMANDS[args.command](args)  # argparse only accepts these commands
         return 0

@@ -13,6 +13,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument
@@ -48,6 +49,7 @@ def _log_notifier() -> BaseNotifier:
 
 def build_notifier(settings: Settings) -> BaseNotifier:
     """The notifier ``[snaprepl] conflict_notifier`` names."""
+    load_airflow_configuration()  # Airflow loads here for a command line: its logging goes to stderr
     from airflow.sdk import BaseNotifier
 
     choice = settings.conflict_notifier.strip()

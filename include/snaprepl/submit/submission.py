@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from snaprepl import timeouts
+from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
@@ -209,6 +210,7 @@ def run_submission(submission: Submission) -> dict[str, Any]:
 
     :raises SnapreplError: the job's own error, or why it gave none.
     """
+    load_airflow_configuration()  # Airflow loads here for a command line: its logging goes to stderr
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
     hook = SparkSubmitHook(**submission.hook_kwargs())
