@@ -1,5 +1,6 @@
-"""snaprepl's Airflow plugin (see snaprepl.airflow.listener): backfill runs learn their backfill's id,
-so that a backfill refreshes each snapshot completely once. Keep this file in Airflow's plugins folder."""
+"""snaprepl's Airflow plugin (see snaprepl.airflow.plugin): the listener that tells backfill runs
+their backfill's id, and the Replication page in the UI's navigation. Keep this file in Airflow's
+plugins folder."""
 
 from snaprepl.airflow.plugin import SnapreplPlugin
 

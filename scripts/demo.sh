@@ -88,3 +88,8 @@ paste <(db shop.db "SELECT id, name, city, ROWGUID FROM customers ORDER BY id") 
 
 step "snaprepl status"
 snaprepl status --no-probe
+
+step "the Replication page (Airflow's UI: snapshots, lag, backlog, conflicts, history, Refresh buttons)"
+echo "    . scripts/setup.sh && . scripts/env.sh && airflow standalone"
+echo "    then open http://localhost:8080/plugin/replication (\"Replication\" in the navigation); the page itself"
+echo "    is served at http://localhost:8080/snaprepl/ . airflow standalone prints the admin's password."

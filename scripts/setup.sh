@@ -52,6 +52,37 @@ if [ "${#need_pkgs[@]}" -gt 0 ]; then
     || die "could not install ${need_pkgs[*]}; install them with apt-get"
 fi
 
+# --- the Replication page's browser test: headless Chromium and its driver from Debian -----------
+browser_pkgs=()
+command -v chromium >/dev/null || browser_pkgs+=(chromium)
+command -v chromedriver >/dev/null || browser_pkgs+=(chromium-driver)
+if [ "${#browser_pkgs[@]}" -gt 0 ]; then
+  say "installing ${browser_pkgs[*]} (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get install -y -q "${browser_pkgs[@]}" >/dev/null 2>&1 \
+    || { as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "${browser_pkgs[@]}" >/dev/null; } \
+    || die "could not install ${browser_pkgs[*]}; install them with apt-get"
+fi
+
+# --- the Replication page's chart library (uPlot, MIT), vendored from npm: no CDN, works offline ---
+# npm checks the tarball against the registry's integrity hash; we check it against our pin too.
+UPLOT_VERSION=1.6.32
+UPLOT_SHA512="KIMVnG68zvu5XXUbC4LQEPnhwOxBuLyW1AHtpm6IKTXImkbLgkMy+jabjLgSLMasNuGGzQm/ep3tOkyTxpiQIw=="
+vendor="$SNAPREPL_ROOT/include/snaprepl/airflow/ui/static/vendor"
+if [ "$(cat "$vendor/.uplot-version" 2>/dev/null)" != "$UPLOT_VERSION" ]; then
+  command -v npm >/dev/null || die "npm is needed to fetch the chart library (apt-get install npm)"
+  say "fetching uPlot $UPLOT_VERSION from the npm registry"
+  pack="$(mktemp -d)"
+  (cd "$pack" && npm pack --silent "uplot@$UPLOT_VERSION" >/dev/null) || die "npm pack uplot@$UPLOT_VERSION failed"
+  got="$("$PYTHON_BIN" -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$pack/uplot-$UPLOT_VERSION.tgz")"
+  [ "$got" = "$UPLOT_SHA512" ] || { rm -rf "$pack"; die "uplot-$UPLOT_VERSION.tgz does not match its pinned sha512"; }
+  mkdir -p "$vendor"
+  tar -xzf "$pack/uplot-$UPLOT_VERSION.tgz" -C "$pack"
+  cp "$pack/package/dist/uPlot.iife.min.js" "$pack/package/dist/uPlot.min.css" "$pack/package/LICENSE" "$vendor/"
+  echo "$UPLOT_VERSION" > "$vendor/.uplot-version"
+  rm -rf "$pack"
+fi
+
 # --- virtual environment -------------------------------------------------------------------------
 stamp="$VENV/.snaprepl-requirements"
 want="$(cat "$SNAPREPL_ROOT/requirements.txt" "$SNAPREPL_ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"

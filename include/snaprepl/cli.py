@@ -52,6 +52,21 @@ def _add_status(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     status.add_argument("--no-probe", action="store_true", help="do not connect to sources to count backlogs")
 
 
+def _add_history(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    history = commands.add_parser("history", help="show past refreshes, pulls, pushes and initial loads, newest first")
+    history.add_argument(
+        "copy", nargs="?", help="a snapshot (schema.table@conn_id) or publication item; all if omitted"
+    )
+    history.add_argument("--json", action="store_true", help="print JSON for machines")
+    history.add_argument("--limit", type=_positive, default=50, help="most runs shown (default 50)")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 def _table_options(parser: argparse.ArgumentParser, dialects: str) -> None:
     """The options that say which table of which dialect a ``ddl`` subcommand prints DDL for."""
     parser.add_argument("--dialect", required=True, help=dialects)
@@ -104,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Trigger-based snapshot replication orchestrated by Airflow and executed by Spark.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_sql, _add_status, _add_ddl, _add_catalog):
+    for add in (_add_sql, _add_status, _add_history, _add_ddl, _add_catalog):
         add(commands)
     return parser
 
@@ -148,6 +163,14 @@ def _status(args: argparse.Namespace) -> None:
     print(render_json(report) if args.json else render_text(report))
 
 
+def _history(args: argparse.Namespace) -> None:
+    from snaprepl.catalog.store import Catalog  # noqa: PLC0415  (heavy: alembic)
+    from snaprepl.status_render import render_history, render_history_json  # noqa: PLC0415
+
+    runs = Catalog.open(Settings.load()).history(args.copy, limit=args.limit)
+    print(render_history_json(runs) if args.json else render_history(runs))
+
+
 def _ddl(args: argparse.Namespace) -> None:
     from snaprepl.ddl import bidir_log_ddl, snapshot_log_ddl  # noqa: PLC0415  (heavy: lark, sqlglot)
 
@@ -179,6 +202,7 @@ def _catalog(args: argparse.Namespace) -> None:
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "sql": _sql,
     "status": _status,
+    "history": _history,
     "ddl": _ddl,
     "catalog": _catalog,
 }

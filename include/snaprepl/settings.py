@@ -55,6 +55,9 @@ class Settings:
         SQLite's busy timeout); then it fails with ``LockTimeout``, which Airflow retries.
     :param statement_timeout_seconds: longest one statement may run there (0: no limit; PostgreSQL
         ``statement_timeout``, MariaDB ``max_statement_time``).
+    :param history_keep_days: the purge DAG drops runs older than this from the history (1 at least).
+    :param lag_alert_minutes: a run that ends with its copy lagging more than this many minutes is
+        reported to the notifier (0: no lag alerts). Failed runs are always reported.
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -79,6 +82,8 @@ class Settings:
     pool_per_connection: bool = False
     lock_timeout_seconds: int = 60
     statement_timeout_seconds: int = 0
+    history_keep_days: int = 30
+    lag_alert_minutes: int = 0
 
     def __post_init__(self) -> None:
         validate_conn_id(self.catalog_conn_id)
@@ -95,6 +100,8 @@ class Settings:
             raise InvalidArgument("refresh_commit_rows must be at least 1")
         if self.lock_timeout_seconds < 1 or self.statement_timeout_seconds < 0:
             raise InvalidArgument("lock_timeout_seconds must be 1 or more, statement_timeout_seconds 0 or more")
+        if self.history_keep_days < 1 or self.lag_alert_minutes < 0:
+            raise InvalidArgument("history_keep_days must be 1 or more, lag_alert_minutes 0 or more")
         if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 15:
             # Sooner, Airflow 3.3's scheduler can queue the task again before it has processed the end
             # of its previous attempt, and then takes that end for an external kill (a retry).

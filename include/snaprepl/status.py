@@ -1,15 +1,13 @@
-"""``snaprepl status``: the catalog as a readable report, or as JSON for machines."""
+"""``snaprepl status``: the catalog as plain data (rendered by :mod:`snaprepl.status_render`)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
-from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import HistoryRecord, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
@@ -18,6 +16,7 @@ from snaprepl.errors import SnapreplError
 from snaprepl.refresh.lock import snapshot_lock_name
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
+from snaprepl.status_render import render_json, render_text
 
 Locks = dict[str, tuple[str, str, datetime]]
 
@@ -237,7 +236,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
     snapshots = catalog.snapshots()
     locks = catalog.locks()
     log_records = {r.snl_source: r for r in catalog.logs()}
-    return {
+    report = {
         "catalog": catalog.describe(),
         "settings": {
             "snp_repl_tolerance_offset": settings.snp_repl_tolerance_offset,
@@ -252,149 +251,22 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             for c in catalog.conflict_summary()
         ],
     }
+    _add_last_runs(report, catalog.last_runs())
+    return report
 
 
-def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    if not rows:
-        return f"{title}: none"
-    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    line = "  ".join("-" * w for w in widths)
-    header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
-    out = [f"{title}:", header, line]
-    out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-    return "\n".join(out)
+def _add_last_runs(report: dict[str, Any], runs: dict[tuple[str, str | None], HistoryRecord]) -> None:
+    """Each snapshot's and subscriber's newest run from the history (``last_run``, None if none):
+    its lag at the end, its duration and rows."""
+    for entry in report["snapshots"]:
+        entry["last_run"] = _run(runs.get((entry["name"], None)))
+    for publication in report["publications"]:
+        for sub in publication["subscribers"]:
+            sub["last_run"] = _run(runs.get((publication["item"], sub["server"])))
 
 
-def _cell(probed: dict[str, Any] | None) -> Any:
-    """A probed count's cell: why it could not be read, else the count (empty when not probed)."""
-    return (probed or {}).get("error") or (probed or {}).get("rows")
+def _run(run: HistoryRecord | None) -> dict[str, Any] | None:
+    return None if run is None else {**run.to_json(), "duration_s": round(run.duration_s, 3)}
 
 
-def _logs_table(logs: list[dict[str, Any]]) -> str:
-    rows = [
-        [
-            entry["source"],
-            entry["kind"],
-            entry["rlog"],
-            ", ".join(entry["key_columns"]),
-            _cell(entry.get("backlog")),
-            (entry.get("backlog") or {}).get("newest_snaptime"),
-            entry["purged_before"],
-            entry["purge_waits_for"],
-        ]
-        for entry in logs
-    ]
-    headers = ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"]
-    return _table("snapshot logs", headers, rows)
-
-
-def _refresh_outcome(entry: dict[str, Any]) -> str:
-    """The snapshot's "last refresh" cell."""
-    if entry["needs_complete_refresh"]:
-        return "COMPLETE REFRESH REQUIRED"
-    if entry.get("waiting"):
-        return f"running, {entry['waiting'][0]}"
-    last = entry["last_refresh"]
-    if last["status"] == "succeeded":
-        rows = (
-            last["rows_copied"] if last["kind"] == "complete" else f"+{last['rows_upserted']}/-{last['rows_deleted']}"
-        )
-        return f"{last['kind']} ok, {rows} rows, {last['at']}"
-    if last["status"] == "failed":
-        return f"failed {last['at']}: {(last['error'] or '')[:80]}"
-    if last["status"] == "died":
-        return f"DIED: run {entry['died']['run_id'] or '?'}: {entry['died']['why']}"
-    return str(last["status"] or "never")
-
-
-def _snapshots_table(snapshots: list[dict[str, Any]]) -> str:
-    rows = [
-        [
-            entry["name"],
-            entry["type"],
-            entry["source"],
-            entry["schedule"] or "manual",
-            entry["last_ts"],
-            _refresh_outcome(entry),
-            _cell(entry.get("pending")),
-            entry["dag_id"],
-        ]
-        for entry in snapshots
-    ]
-    headers = ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "DAG"]
-    return _table("snapshots", headers, rows)
-
-
-def _sync_outcome(publication: dict[str, Any]) -> str:
-    """The publication's "last sync" cell."""
-    if publication["died"]:
-        return f"DIED: pull run {publication['died']['run_id']}: {publication['died']['why']}"
-    last = publication["last_sync"]
-    if not last["status"]:
-        return "never"
-    return f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
-
-
-def _publications_table(publications: list[dict[str, Any]]) -> str:
-    rows = [
-        [
-            publication["item"],
-            publication["publisher"],
-            publication["schedule"] or "manual",
-            _sync_outcome(publication),
-            ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"]) or "defaults",
-            publication["dag_id"],
-        ]
-        for publication in publications
-    ]
-    return _table("publications", ["publication", "publisher", "schedule", "last sync", "resolvers", "DAG"], rows)
-
-
-def _subscriber_state(sub: dict[str, Any]) -> str:
-    """The subscriber's "state" cell."""
-    if sub["died"]:
-        return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
-    state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
-    return state + (f": {sub['error'][:80]}" if sub["error"] else "")
-
-
-def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
-    rows = [
-        [
-            publication["item"],
-            sub["server"],
-            sub["replica"],
-            _subscriber_state(sub),
-            sub["last_pull_at"],
-            sub["last_push_at"],
-            _cell(sub.get("to_pull")),
-            _cell(sub.get("to_push")),
-        ]
-        for publication in publications
-        for sub in publication["subscribers"]
-    ]
-    headers = ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push"]
-    return _table("subscriptions", headers, rows)
-
-
-def render_text(status: dict[str, Any]) -> str:
-    """The report :func:`collect_status` gathered, as tables for people."""
-    servers = [[s["server"], s["conn_id"]] for s in status["servers"]]
-    columns = ("item", "type", "decision", "count", "unnotified", "last_at")
-    conflicts = [[c[k] for k in columns] for c in status["conflicts"]]
-    return "\n\n".join(
-        [
-            f"catalog: {status['catalog']}",
-            _logs_table(status["snapshot_logs"]),
-            _snapshots_table(status.get("snapshots", [])),
-            _table("replication servers", ["server", "connection"], servers),
-            _publications_table(status["publications"]),
-            _subscriptions_table(status["publications"]),
-            _table("conflicts", ["publication", "type", "decision", "count", "not notified", "last"], conflicts),
-        ]
-    )
-
-
-def render_json(status: dict[str, Any]) -> str:
-    return json.dumps(status, indent=2, sort_keys=True)
+__all__ = ["collect_status", "render_json", "render_text"]

@@ -77,6 +77,15 @@ def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
     assert record.sn_last_refresh_at > refreshed_at, "the idle refresh is recorded as the job records it"
     for output in (created, updated, idle):
         assert SECRET not in output.stdout + output.stderr
+    # Both runs are in the history: what they took and applied, caught up (lag 0, nothing pending).
+    runs = catalog.history(f"{mysql_db.name}.{dest}")
+    assert [(r.rh_kind, r.rh_outcome, r.rh_dag_run_id) for r in runs] == [
+        ("incremental", "ok", None),
+        ("complete", "ok", None),
+    ]
+    assert (runs[0].rh_rows_in, runs[0].rh_rows_out, runs[0].rh_rows_deleted) == (3, 2, 1)
+    assert (runs[1].rh_rows_in, runs[1].rh_rows_out) == (2, 2)
+    assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0), (0.0, 0)]
     private = tmp_path / f"snaprepl-{os.getuid()}"
     assert private.is_dir() and list(private.iterdir()) == [], "connection and result files are deleted when jobs end"
 
@@ -90,9 +99,17 @@ def test_job_errors_reach_the_command_line_as_one_line(pg_db, catalog, unique_na
     failed = snaprepl("sql", f"UPDATE SNAPSHOT {unique_name}@{pg_db.conn_id}")
     assert failed.returncode == 1
     lines = failed.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("snaprepl: error: ") and "division by zero" in lines[0], (
+    errors = [line for line in lines if "[snaprepl.alerts]" not in line]
+    assert len(errors) == 1 and errors[0].startswith("snaprepl: error: ") and "division by zero" in errors[0], (
         failed.stderr
     )
+    # The failure is in the history and went to the notifier (the log, by default), once.
+    name = f"public.{unique_name}@{pg_db.conn_id}"
+    [last, *_] = catalog.history(name)
+    assert (last.rh_kind, last.rh_outcome, last.rh_dag_run_id) == ("complete", "failed", None)
+    assert "division by zero" in (last.rh_error or "") and last.rh_ended >= last.rh_started
+    [alert] = [line for line in lines if "[snaprepl.alerts]" in line]
+    assert f"complete refresh of {name} failed" in alert and "division by zero" in alert, failed.stderr
 
 
 def _change_randomly(db: RealDatabase, table: str, rng: random.Random, next_id: list[int]) -> None:

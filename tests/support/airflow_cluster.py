@@ -78,6 +78,8 @@ class AirflowCluster:
         self.startup_timeout = startup_timeout
         self.process_logs = self.home / "processes"
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        #: A JWT sent with every :meth:`api` call (a cluster whose users must log in, see :meth:`login`).
+        self.token: str | None = None
         self._log_handles: list[Any] = []
         self.env = dict(os.environ if base_env is None else base_env)
         self.env.update(
@@ -249,6 +251,8 @@ class AirflowCluster:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base_url + path, data=data, method=method)
         request.add_header("Accept", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
         if data is not None:
             request.add_header("Content-Type", "application/json")
         for attempt in range(5):
@@ -265,6 +269,11 @@ class AirflowCluster:
                     continue
                 raise AssertionError(f"{method} {path}: HTTP {err.code}: {detail}") from None
         return json.loads(payload) if payload else None
+
+    def login(self, username: str, password: str) -> str:
+        """A JWT for a user of the simple auth manager (``POST /auth/token``)."""
+        token = self.api("POST", "/auth/token", {"username": username, "password": password})["access_token"]
+        return str(token)
 
     # ------------------------------------------------------------------ DAGs and runs
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -68,6 +68,10 @@ class FakeCatalog:
     def subscriptions(self, item: str | None = None) -> list[SubscriptionRecord]:
         return [s for s in self._subscriptions if item is None or s.ss_item == item]
 
+    def purge_history(self, older_than: datetime) -> int:
+        self.history_purged_before = older_than
+        return 3
+
 
 def edges(dag: Any) -> dict[str, list[str]]:
     """``{task id: sorted ids of its downstream tasks}``: the DAG's shape."""
@@ -112,7 +116,7 @@ def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
         "push__s_b": [],
     }
     assert edges(dags[LOG_PURGE_DAG]) == {"purge__src__public__t": []}
-    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": []}
+    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": [], "purge_history": []}
     assert edges(dags[URPLOG_PURGE_DAG]) == {"purge_update_replay_logs": []}
 
 
@@ -158,7 +162,7 @@ def test_the_snapshot_log_purge_has_one_task_per_log_and_no_edges() -> None:
     purge = edges(dags[LOG_PURGE_DAG])
     assert {"purge__src__public__t": [], "purge__src__public__u": []}.items() <= purge.items()
     assert len(purge) == 3 and all(t.startswith("purge__other__main__") and t.isascii() for t in purge if "other" in t)
-    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": []}
+    assert edges(dags[RPLOG_PURGE_DAG]) == {"purge_replay_logs": [], "purge_history": []}
 
 
 def test_scheduled_and_purge_dags_are_created_unpaused_unless_the_setting_says_otherwise() -> None:
@@ -364,3 +368,24 @@ def test_lease_history_overlaps_are_found_and_back_to_back_leases_are_not() -> N
     assert [(x.run_id, y.run_id) for x, y in overlaps(inside)] == [("a", "b"), ("a", "c")]
     still_held = [Lease("s", "a", "h:1", at(0), None), Lease("s", "b", "h:2", at(1), at(2))]
     assert len(overlaps(still_held)) == 1
+
+
+def test_the_replay_log_purge_dag_forgets_runs_older_than_history_keep_days(monkeypatch: Any) -> None:
+    from snaprepl.airflow import dag_factory
+
+    catalog = FakeCatalog(logs=[log("public.t@src")])
+    monkeypatch.setattr(dag_factory.Catalog, "open", classmethod(lambda cls, settings: catalog))
+    dag = build_dags(catalog=catalog, settings=Settings(history_keep_days=7))[RPLOG_PURGE_DAG]
+    before = datetime.now(UTC).replace(tzinfo=None)
+    assert dag.get_task("purge_history").python_callable() == 3
+    after = datetime.now(UTC).replace(tzinfo=None)
+    assert before - timedelta(days=7) <= catalog.history_purged_before <= after - timedelta(days=7)
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"), [("history_keep_days", "0"), ("history_keep_days", "1.5"), ("lag_alert_minutes", "-1")]
+)
+def test_history_and_lag_alert_settings_are_strict(monkeypatch: Any, name: str, raw: str) -> None:
+    monkeypatch.setenv(f"AIRFLOW__SNAPREPL__{name.upper()}", raw)
+    with pytest.raises(InvalidArgument, match=name):
+        Settings.load()

@@ -35,7 +35,7 @@ from snaprepl.dag_names import (
     task_key,
 )
 from snaprepl.errors import SnapreplError, SnapshotLogNotFound
-from snaprepl.ops.purge import purge_urplogs
+from snaprepl.ops.purge import purge_history, purge_urplogs
 from snaprepl.ops.snapshot_logs import purge_log
 from snaprepl.ops.snapshot_upkeep import purge_replay_logs
 from snaprepl.settings import Settings
@@ -170,14 +170,20 @@ def replay_log_purge_dag(settings: Settings) -> DAG:
         description="purge snaprepl replay logs (REPL_PURGE_RPLOGS)",
         schedule=timetable(settings.rplog_purge_schedule),
         tags=[TAG, "purge"],
-        doc_md="Deletes replay-log entries older than each snapshot's SN_LAST_TS minus `snp_repl_purge_offset`.",
+        doc_md="Deletes replay-log entries older than each snapshot's SN_LAST_TS minus `snp_repl_purge_offset`, "
+        "and runs older than `history_keep_days` from the history.",
     ) as dag:
 
         @task(task_id="purge_replay_logs")
         def purge() -> dict[str, int]:
             return purge_replay_logs(catalog=Catalog.open(settings), settings=settings).deleted
 
+        @task(task_id="purge_history")
+        def forget() -> int:
+            return purge_history(catalog=Catalog.open(settings), settings=settings)
+
         purge()
+        forget()
     return dag
 
 

@@ -26,10 +26,14 @@ from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBu
 from snaprepl.refresh.lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.submit.alerts import alerting
 from snaprepl.submit.idle import idle_refresh, idle_sync
 from snaprepl.submit.refresh import prepare_refresh
 from snaprepl.submit.submission import Submission, error_from_result, spark_binary
 from snaprepl.submit.sync import prepare_sync, rows_per_commit_of
+
+#: Exceptions that end a task without a failed run: rescheduled behind a busy lease.
+NO_FAILURE = (AirflowRescheduleException,)
 
 __all__ = ["MODES", "NONINCREMENTAL", "ReplicationSyncOperator", "SnapshotRefreshOperator", "resolve_mode"]
 
@@ -163,7 +167,8 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
             self.log.info("%s; decided without Spark", idle)
             return idle.to_dict()
         submission = prepare_refresh(request, record, catalog, settings)
-        result = self._run_submission(context, submission, settings)
+        with alerting(catalog, settings, record.sn_name, f"refresh of {record.sn_name}", ignore=NO_FAILURE):
+            result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
         self.log.info("%s", outcome)
         return outcome.to_dict()
@@ -224,7 +229,9 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             outcomes = [o.to_dict() for o in idle]
         else:
             submission = self._prepare_sync(catalog, step, settings, run_id)
-            outcomes = self._run_submission(context, submission, settings)["outcomes"]
+            what = f"{step} of {self.item} with {self.server}"
+            with alerting(catalog, settings, self.item, what, server=self.server, ignore=NO_FAILURE):
+                outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:
             self.log.info("%s", outcome)
         if step == "pull":

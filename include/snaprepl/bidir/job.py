@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from snaprepl import run_history
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded, record_sync_succeeded
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
@@ -33,7 +34,8 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
         if args.action in {"init", "pull", "push"} and not args.server:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
-            return [sync.init(args.server, args.rows_per_commit, atomic=args.atomic)]
+            init = lambda server: sync.init(server, args.rows_per_commit, atomic=args.atomic)  # noqa: E731
+            return [_recorded(catalog, sync.item, "init", args.server, init)]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
         # latest sync activity, so status shows DAG runs and their failures too.
         steps = {"pull": [(args.server, sync.pull)], "push": [(args.server, sync.push)]}.get(args.action)
@@ -53,9 +55,27 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
         sync.dispose()
 
 
-def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
+def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> Any:
+    """``action(server)``, recorded in the history however it ends."""
+    started = utcnow()
     try:
         outcome = action(server)
+    except BaseException as err:
+        run_history.record_sync(catalog, item, kind, server, started, "failed", rh_error=run_history.clean_error(err))
+        raise
+    rows_in = outcome.rows if kind == "init" else outcome.changes
+    rows_out = outcome.rows if kind == "init" else outcome.applied
+    run_history.record_sync(
+        catalog, item, kind, server, started, "ok" if rows_in or kind == "init" else "idle",
+        rh_rows_in=rows_in, rh_rows_out=rows_out, rh_conflicts=outcome.conflicts,
+    )  # fmt: skip
+    return outcome
+
+
+def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
+    kind = "pull" if action == sync.pull else "push"
+    try:
+        outcome = _recorded(catalog, sync.item, kind, server, action)
     except BaseException as err:
         catalog.update_subscription(server, sync.item, ss_last_status="failed", ss_last_error=str(err)[:4000])
         raise

@@ -4,7 +4,9 @@
 command's log), ``email`` (the SMTP provider's notifier to ``conflict_email_to`` over connection
 ``smtp_conn_id``), or the import path ``package.module:Class`` of any Airflow ``BaseNotifier``
 (built with no arguments). Notifiers are called with a context whose ``conflicts`` are the ledger's
-rows; a conflict is notified once.
+rows; a conflict is notified once. Alerts (failed runs, lag over ``lag_alert_minutes``, see
+:mod:`snaprepl.submit.alerts`) go to the same notifier, with a context whose ``alerts`` are lines of
+text (and ``conflicts`` empty).
 """
 
 from __future__ import annotations
@@ -23,6 +25,18 @@ if TYPE_CHECKING:
     from airflow.sdk import BaseNotifier
 
 log = logging.getLogger("snaprepl.conflicts")
+alert_log = logging.getLogger("snaprepl.alerts")
+#: Subject and body of the e-mail notifier, for conflicts and for alerts.
+_EMAIL = {
+    "conflicts": (
+        "snaprepl: {{ conflicts | length }} replication conflicts",
+        "<ul>{% for c in conflicts %}<li>{{ describe(c) }}</li>{% endfor %}</ul>",
+    ),
+    "alerts": (
+        "snaprepl alert: {{ alerts[0] | truncate(120) }}",
+        "<ul>{% for a in alerts %}<li>{{ a }}</li>{% endfor %}</ul>",
+    ),
+}
 
 
 def describe(conflict: dict[str, Any]) -> str:
@@ -43,12 +57,14 @@ def _log_notifier() -> BaseNotifier:
         def notify(self, context: Any) -> None:
             for conflict in context.get("conflicts", []):
                 log.warning("%s", describe(conflict))
+            for alert in context.get("alerts", []):
+                alert_log.warning("%s", alert)
 
     return LogConflictNotifier()
 
 
-def build_notifier(settings: Settings) -> BaseNotifier:
-    """The notifier ``[snaprepl] conflict_notifier`` names."""
+def build_notifier(settings: Settings, about: str = "conflicts") -> BaseNotifier:
+    """The notifier ``[snaprepl] conflict_notifier`` names, for ``conflicts`` or ``alerts``."""
     load_airflow_configuration()  # Airflow loads here for a command line: its logging goes to stderr
     from airflow.sdk import BaseNotifier
 
@@ -62,8 +78,8 @@ def build_notifier(settings: Settings) -> BaseNotifier:
             raise InvalidArgument("conflict_notifier = email needs [snaprepl] conflict_email_to")
         return SmtpNotifier(
             to=[a.strip() for a in settings.conflict_email_to.split(",") if a.strip()],
-            subject="snaprepl: {{ conflicts | length }} replication conflicts",
-            html_content="<ul>{% for c in conflicts %}<li>{{ describe(c) }}</li>{% endfor %}</ul>",
+            subject=_EMAIL[about][0],
+            html_content=_EMAIL[about][1],
             smtp_conn_id=settings.smtp_conn_id,
         )
     module_name, _, name = choice.partition(":")
@@ -85,3 +101,9 @@ def notify_conflicts(catalog: Catalog, settings: Settings) -> int:
     notifier({"conflicts": conflicts, "describe": describe})
     catalog.mark_notified([c["CF_ID"] for c in conflicts])
     return len(conflicts)
+
+
+def notify_alerts(settings: Settings, alerts: list[str]) -> None:
+    """Send ``alerts`` (lines of text) to the configured notifier."""
+    if alerts:
+        build_notifier(settings, "alerts")({"alerts": alerts, "conflicts": [], "describe": describe})

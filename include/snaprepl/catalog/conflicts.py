@@ -58,6 +58,30 @@ class Conflicts(CatalogDatabase):
         with self.begin() as conn:
             return [dict(row._mapping) for row in conn.execute(query)]
 
+    def conflict_page(
+        self,
+        items: Sequence[str],
+        *,
+        kind: str | None = None,
+        decision: int | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Conflicts of publications ``items`` (of one type and decision, if given), newest first:
+        how many match, and the page of them from ``offset``."""
+        t = m.SYS_SNAPSHOT_CONFLICT.c
+        where = [t.CF_ITEM.in_(list(items))]
+        if kind is not None:
+            where.append(t.CF_TYPE == kind)
+        if decision is not None:
+            where.append(t.CF_DECISION == decision)
+        page = sa.select(m.SYS_SNAPSHOT_CONFLICT).where(*where).order_by(t.CF_AT.desc(), t.CF_ID.desc())
+        with self.begin() as conn:
+            total = conn.execute(sa.select(sa.func.count()).select_from(m.SYS_SNAPSHOT_CONFLICT).where(*where))
+            count = int(total.scalar_one())
+            rows = [dict(row._mapping) for row in conn.execute(page.offset(offset).limit(limit))]
+        return count, rows
+
     def conflict_summary(self) -> list[dict[str, Any]]:
         t = m.SYS_SNAPSHOT_CONFLICT.c
         query = (

@@ -219,4 +219,25 @@ SYS_REPL_BACKFILL = Table(
     Column("BF_AT", TIMESTAMP, nullable=False),
 )
 
+SYS_REPL_HISTORY = Table(
+    "SYS_REPL_HISTORY",
+    metadata,
+    Column("RH_ID", Integer, primary_key=True, autoincrement=True),
+    Column("RH_COPY", NAME, nullable=False, comment="snapshot (SN_NAME) or publication item (SP_ITEM)"),
+    Column("RH_KIND", String(20), nullable=False, comment="incremental, complete, pull, push or init"),
+    Column("RH_SERVER", IDENT, comment="subscriber of a sync step; NULL for snapshots"),
+    Column("RH_STARTED", TIMESTAMP, nullable=False),
+    Column("RH_ENDED", TIMESTAMP, nullable=False),
+    Column("RH_ROWS_IN", BigInteger, comment="rows read or changes taken"),
+    Column("RH_ROWS_OUT", BigInteger, comment="rows upserted"),
+    Column("RH_ROWS_DELETED", BigInteger),
+    Column("RH_CONFLICTS", Integer),
+    Column("RH_OUTCOME", String(20), nullable=False, comment="ok, idle or failed"),
+    Column("RH_ERROR", Text, comment="why the run failed (no secrets)"),
+    Column("RH_DAG_RUN_ID", String(250), comment="Airflow DAG run; NULL from the command line"),
+    Column("RH_LAG_SECONDS", Float, comment="source clock minus the newest applied SNAPTIME at the end; 0 caught up"),
+    Column("RH_BACKLOG", BigInteger, comment="log rows still pending after the run"),
+    Index("ix_sys_repl_history_copy_started", "RH_COPY", "RH_STARTED"),
+)
+
 VERSION_TABLE = "alembic_version_snaprepl"

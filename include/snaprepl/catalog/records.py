@@ -177,3 +177,42 @@ class ResolverRecord(Record):
     cr_class: str | None = None
     cr_column: str | None = None
     cr_suffix: str | None = None
+
+
+@dataclass(frozen=True)
+class HistoryRecord(Record):
+    """A SYS_REPL_HISTORY row: one refresh, pull, push or initial load, however it ended.
+
+    ``rh_lag_seconds`` is the source database's clock at the end of the run minus the newest
+    SNAPTIME applied (0 when the log had nothing pending); ``rh_backlog`` the log rows still pending.
+    """
+
+    table: ClassVar[sa.Table] = m.SYS_REPL_HISTORY
+
+    rh_copy: str
+    rh_kind: str
+    rh_started: datetime
+    rh_ended: datetime
+    rh_outcome: str
+    rh_server: str | None = None
+    rh_rows_in: int | None = None
+    rh_rows_out: int | None = None
+    rh_rows_deleted: int | None = None
+    rh_conflicts: int | None = None
+    rh_error: str | None = None
+    rh_dag_run_id: str | None = None
+    rh_lag_seconds: float | None = None
+    rh_backlog: int | None = None
+    rh_id: int | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return (self.rh_ended - self.rh_started).total_seconds()
+
+    def to_json(self) -> dict[str, Any]:
+        """The row with plain JSON values (times as ISO 8601 UTC)."""
+        return {
+            f.name[3:]: (v.isoformat() + "Z" if isinstance(v, datetime) else v)
+            for f in fields(self)
+            for v in [getattr(self, f.name)]
+        }

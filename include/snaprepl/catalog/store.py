@@ -1,7 +1,7 @@
 """Reading and writing the SYS_* catalog.
 
 :class:`Catalog` is the only code that touches the catalog tables; each of its parts (snapshot logs,
-snapshots, leases, publications, update replay log, conflicts) lives in a module of its own. Where the
+snapshots, leases, publications, update replay log, conflicts, run history) lives in a module of its own. Where the
 catalog database is: the Airflow connection ``[snaprepl] catalog_conn_id`` when defined, else the
 Airflow metadata database (see :mod:`snaprepl.catalog.location`).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from snaprepl.catalog.conflicts import Conflicts
+from snaprepl.catalog.history import History
 from snaprepl.catalog.leases import Leases
 from snaprepl.catalog.location import catalog_connection
 from snaprepl.catalog.logs import SnapshotLogs
@@ -22,7 +23,7 @@ from snaprepl.db import create_engine
 from snaprepl.settings import Settings
 
 
-class Catalog(SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts):
+class Catalog(SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts, History):
     """The SYS_* catalog in one database.
 
     :param engine: a SQLAlchemy engine on the catalog database.

@@ -1,11 +1,11 @@
-"""Purging the update replay log (REPL_PURGE_URPLOGS) and publishers' logs."""
+"""Purging the update replay log (REPL_PURGE_URPLOGS), publishers' logs, and the run history."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from snaprepl.catalog.records import LogRecord
+from snaprepl.catalog.records import LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.settings import Settings
 
@@ -46,3 +46,8 @@ def publisher_log_cutoff(catalog: Catalog, record: LogRecord, tolerance: timedel
     if not loaded:
         return None, "no loaded subscriber: nothing purged"
     return min(s.ss_last_push_ts for s in loaded) - tolerance, ""  # type: ignore[operator]
+
+
+def purge_history(*, catalog: Catalog, settings: Settings, now: datetime | None = None) -> int:
+    """Forget runs that started more than ``history_keep_days`` before ``now``; how many."""
+    return catalog.purge_history((now or utcnow()) - timedelta(days=settings.history_keep_days))

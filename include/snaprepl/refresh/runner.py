@@ -6,6 +6,7 @@ import dataclasses
 import time
 from typing import Any
 
+from snaprepl import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
@@ -28,7 +29,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
     snapshot = catalog.snapshot(request.snapshot)
     if snapshot is None:
         raise SnapshotNotFound(f"there is no snapshot {request.snapshot}", "`snaprepl status` lists the snapshots")
-    started = time.monotonic()
+    started, started_at = time.monotonic(), utcnow()
     with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
         kind = INCREMENTAL if request.mode == INCREMENTAL and snapshot.incremental else COMPLETE
         catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
@@ -45,12 +46,15 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
                 sn_last_refresh_at=utcnow(),
                 sn_last_duration_s=time.monotonic() - started,
             )
+            run_history.record_refresh(
+                catalog, snapshot.sn_name, kind, started_at, "failed", rh_error=run_history.clean_error(failure)
+            )
             if failure is err:
                 raise
             raise failure from err
         finally:
             ends.dispose()
-        record_succeeded(catalog, outcome, started)
+        record_succeeded(catalog, outcome, started, started_at)
     return outcome
 
 

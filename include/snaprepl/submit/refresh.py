@@ -11,6 +11,7 @@ from snaprepl.errors import SnapreplError
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import RefreshJobArgs
+from snaprepl.submit.alerts import alerting
 from snaprepl.submit.idle import idle_refresh
 from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
 
@@ -64,7 +65,8 @@ def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings
         return idle
     submission = prepare_refresh(request, snapshot, catalog, settings)
     try:
-        result = run_submission(submission)
+        with alerting(catalog, settings, snapshot.sn_name, f"refresh of {snapshot.sn_name}"):
+            result = run_submission(submission)
     finally:
         submission.cleanup()
     return RefreshOutcome.from_dict(result["outcome"])

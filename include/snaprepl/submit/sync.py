@@ -12,6 +12,7 @@ from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import DEFAULT_ROWS_PER_COMMIT, SyncJobArgs
+from snaprepl.submit.alerts import alerting
 from snaprepl.submit.idle import idle_sync
 from snaprepl.submit.refresh import catalog_connection_of
 from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
@@ -98,7 +99,9 @@ def submit_sync(
         return idle
     submission = prepare_sync(action, item, server, rows_per_commit, catalog, settings, run_id=run_id)
     try:
-        result = run_submission(submission)
+        what = f"{action} of {item}" + (f" with {server}" if server else "")
+        with alerting(catalog, settings, item, what, server=server):
+            result = run_submission(submission)
     finally:
         submission.cleanup()
     return [Outcome(**o) for o in result["outcomes"]]

@@ -277,6 +277,9 @@ def test_a_backfill_a_manual_run_and_a_scheduled_run_at_once_wait_for_each_other
     # The test's own run, then at least the backfill's complete refresh, the manual and the scheduled run.
     assert "test-holder" in holders and len(holders[holders.index("test-holder") + 1 :]) >= 3, holders
     assert {ti["try_number"] for ti in every_ti} == {1}, "waiting for the lease used a retry"
+    by_run = {r.rh_dag_run_id: r for r in d.catalog.history(d.snapshot, limit=None)}
+    assert {refreshed[0], manual, *scheduled} <= set(by_run), by_run.keys()
+    assert by_run[refreshed[0]].rh_kind == "complete" and by_run[refreshed[0]].rh_outcome == "ok"
     assert d.rows(d.dest, d.table) == d.rows(d.source, d.table) == [(1, "one"), (2, "TWO"), (3, "three"), (4, "four")]
 
 
@@ -321,6 +324,9 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, push)}
     assert states == {f"pull__{p.server}": "skipped", f"push__{p.server}": "success"}, states
     assert d.rows(d.subscriber, p.table) == d.rows(d.source, p.table)
+    # The history names the DAG run each step ran in (Airflow's task environment reaches the job).
+    recent = [(r.rh_kind, r.rh_outcome, r.rh_dag_run_id) for r in d.catalog.history(p.item, limit=2)]
+    assert recent == [("push", "ok", push), ("pull", "ok", pull)], recent
     with pytest.raises(AssertionError, match="HTTP 400"):
         d.cluster.trigger(p.dag_id, conf={"direction": "sideways"})
 

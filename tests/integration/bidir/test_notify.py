@@ -118,3 +118,53 @@ def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings
         build_notifier(dataclasses.replace(settings, conflict_notifier="tests.support.notifiers:Missing"))
     with pytest.raises(InvalidArgument, match="conflict_email_to"):
         build_notifier(dataclasses.replace(settings, conflict_notifier="email", conflict_email_to=""))
+
+
+def test_alerts_go_to_the_notifier_on_failure_and_on_lag_over_the_threshold_only(
+    catalog: Any, settings: Any, smtp_server: Inbox
+) -> None:
+    from snaprepl import run_history
+    from snaprepl.catalog.records import HistoryRecord, utcnow
+    from snaprepl.errors import RefreshFailed, SnapshotBusy
+    from snaprepl.submit.alerts import alerting
+
+    copy = f"public.alerted_{os.getpid()}_{id(smtp_server)}@nowhere"
+    by_email = dataclasses.replace(
+        settings,
+        conflict_notifier="email",
+        conflict_email_to="ops@example.com",
+        smtp_conn_id="test_smtp",
+        lag_alert_minutes=10,
+    )
+
+    def ran(outcome: str, lag: float | None, error: str | None = None) -> None:
+        now = utcnow()
+        run = HistoryRecord(copy, "incremental", now, now, outcome, rh_lag_seconds=lag, rh_backlog=7, rh_error=error)
+        run_history.record(catalog, run)
+
+    def bodies() -> list[tuple[str, str]]:
+        mails = [email.message_from_bytes(m.content, policy=email.policy.default) for m in smtp_server.messages]
+        return [(m["Subject"], m.get_body(("html", "plain")).get_content()) for m in mails]
+
+    with alerting(catalog, by_email, copy, "refresh"):
+        ran("ok", 60.0)  # 1 minute behind: under the threshold
+    with alerting(catalog, dataclasses.replace(by_email, lag_alert_minutes=0), copy, "refresh"):
+        ran("ok", 99_999.0)  # lag alerts off
+    with pytest.raises(SnapshotBusy), alerting(catalog, by_email, copy, "refresh"):
+        raise SnapshotBusy("busy with another run")  # no run, no failure
+    assert smtp_server.messages == []
+
+    with alerting(catalog, by_email, copy, "refresh"):
+        ran("ok", 900.0)
+    [(subject, body)] = bodies()
+    assert subject.startswith("snaprepl alert: ") and f"incremental refresh of {copy}: lag 15.0 min" in body
+    assert "7 log rows pending" in body and [m.rcpt_tos for m in smtp_server.messages] == [["ops@example.com"]]
+
+    with pytest.raises(RefreshFailed), alerting(catalog, by_email, copy, "refresh"):
+        ran("failed", None, "PSQLException: boom")
+        raise RefreshFailed("PSQLException: boom")
+    assert len(bodies()) == 2 and f"incremental refresh of {copy} failed" in bodies()[1][1]
+    assert bodies()[1][1].count("boom") == 1, "a recorded failure is told once"
+    with pytest.raises(RefreshFailed), alerting(catalog, by_email, copy, "refresh of it"):
+        raise RefreshFailed("the job died: postgresql://u:pw@h/db")  # died before recording
+    assert "refresh of it failed: the job died: postgresql://u:***@h/db" in bodies()[2][1]

@@ -176,16 +176,6 @@ def test_update_snapshot_from_the_command_line_reports_and_notifies(
         assert item_rows(db, table) == rows
     [conflict] = catalog.conflicts(f"public.{item}")
     assert conflict["CF_NOTIFIED"] is True
-    synced_at = catalog.publication(f"public.{item}").sp_last_sync_at
-
-    idle = snaprepl("sql", "-v", f"REPL_UPDATE_SNAPSHOT('{item}', 2)")  # nothing left: decided before Spark
-    assert idle.returncode == 0, idle.stderr[-3000:]
-    assert "Spark-Submit cmd" not in idle.stdout + idle.stderr, "an idle sync starts no spark-submit"
-    for db in servers.subscribers:
-        for step in (f"pull from {servers.name(db)}: 0 changes", f"push to {servers.name(db)}: 0 changes"):
-            assert any(line.strip().startswith(step) for line in idle.stdout.splitlines()), idle.stdout
-    assert catalog.publication(f"public.{item}").sp_last_sync_at > synced_at, "the idle sync is recorded"
-    assert_idle_steps_start_no_spark_submit(servers, f"public.{item}")
 
     status = snaprepl("status", "--json")
     assert status.returncode == 0, status.stderr
@@ -199,8 +189,40 @@ def test_update_snapshot_from_the_command_line_reports_and_notifies(
     assert {"item": f"public.{item}", "type": "U", "decision": "publisher wins", "count": 1} in [
         {k: c[k] for k in ("item", "type", "decision", "count")} for c in report["conflicts"]
     ]
+    # Each step is in the history, newest first: the pulls in name order, then the pushes; all caught up.
+    runs, inits = catalog.history(f"public.{item}")[:4], catalog.history(f"public.{item}")[4:]
+    assert [(r.rh_kind, r.rh_outcome, r.rh_rows_in) for r in inits] == [("init", "ok", 10)] * 2
+    lite, my = servers.name(servers.lite), servers.name(servers.my)
+    pulls = {r.rh_server: r for r in runs if r.rh_kind == "pull"}
+    assert [r.rh_kind for r in runs] == ["push", "push", "pull", "pull"]
+    assert (pulls[lite].rh_rows_in, pulls[lite].rh_conflicts, pulls[my].rh_rows_in) == (1, 1, 1)
+    assert all(r.rh_outcome == "ok" and r.rh_dag_run_id is None for r in runs)
+    assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0)] * 4
+    assert {s["server"]: s["last_run"]["kind"] for s in publication["subscribers"]} == {lite: "push", my: "push"}
+    assert publication["subscribers"][0]["last_run"]["lag_seconds"] == 0.0
+    listed = snaprepl("history", f"public.{item}", "--json", "--limit", "3")
+    assert listed.returncode == 0, listed.stderr
+    assert [(r["kind"], r["outcome"], r["dag_run_id"]) for r in json.loads(listed.stdout)] == [
+        ("push", "ok", None),
+        ("push", "ok", None),
+        ("pull", "ok", None),
+    ]
     text = snaprepl("status")
     assert f"public.{item}" in text.stdout and publication["dag_id"] in text.stdout
+    assert "caught up" in text.stdout and "push ok" in text.stdout
+    assert snaprepl("history", "--limit", "0").returncode == 2, "--limit is a positive whole number"
+    synced_at = catalog.publication(f"public.{item}").sp_last_sync_at
+
+    idle = snaprepl("sql", "-v", f"REPL_UPDATE_SNAPSHOT('{item}', 2)")  # nothing left: decided before Spark
+    assert idle.returncode == 0, idle.stderr[-3000:]
+    assert "Spark-Submit cmd" not in idle.stdout + idle.stderr, "an idle sync starts no spark-submit"
+    for db in servers.subscribers:
+        for step in (f"pull from {servers.name(db)}: 0 changes", f"push to {servers.name(db)}: 0 changes"):
+            assert any(line.strip().startswith(step) for line in idle.stdout.splitlines()), idle.stdout
+    assert catalog.publication(f"public.{item}").sp_last_sync_at > synced_at, "the idle sync is recorded"
+    assert_idle_steps_start_no_spark_submit(servers, f"public.{item}")
+    idle_runs = catalog.history(f"public.{item}")[:6]  # the idle sync's 4 steps and the 2 tasks, as jobs record
+    assert [(r.rh_outcome, r.rh_rows_in, r.rh_lag_seconds) for r in idle_runs] == [("idle", 0, 0.0)] * 6
 
 
 def assert_idle_steps_start_no_spark_submit(servers: Servers, item: str) -> None:

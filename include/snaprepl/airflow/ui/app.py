@@ -1,0 +1,115 @@
+"""The Replication page's FastAPI app, mounted by Airflow's api-server under :data:`URL_PREFIX`.
+
+Every route depends on the logged-in user (:data:`~.access.CurrentUser`: 401/403 without a valid
+Airflow token) and returns only what the user's DAG rights allow: snapshots and publications whose
+DAG they may read, and a trigger only on a DAG they may run.
+
+- ``GET /`` the page, ``GET /static/{name}`` its script, styles and chart library;
+- ``GET /api/overview`` snapshots, logs, publications and subscriptions, conflict counts;
+- ``GET /api/conflicts`` one page of the conflict ledger (filters: item, type, decision);
+- ``GET /api/history`` the run history, per copy, for the charts;
+- ``POST /api/snapshots/{name}/refresh`` "Refresh now" (``complete=false``) or "Complete refresh".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from snaprepl.airflow.runs import INCREMENTAL, NONINCREMENTAL
+from snaprepl.airflow.ui import data
+from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
+from snaprepl.airflow.ui.trigger import trigger_dag
+from snaprepl.dag_names import snapshot_dag_id
+
+URL_PREFIX = "/snaprepl"
+STATIC = Path(__file__).resolve().parent / "static"
+#: Files the page loads (the vendor files come from scripts/setup.sh).
+STATIC_FILES = {
+    "replication.js": "text/javascript",
+    "replication.css": "text/css",
+    "icon.svg": "image/svg+xml",
+    "vendor/uPlot.iife.min.js": "text/javascript",
+    "vendor/uPlot.min.css": "text/css",
+}
+#: Headers of every answer: the page runs inside Airflow's UI (same origin) and nowhere else.
+NO_CACHE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+app = FastAPI(title="snaprepl Replication page", docs_url=None, redoc_url=None, openapi_url=None)
+
+
+@app.get("/", response_class=HTMLResponse)
+def page(user: CurrentUser) -> HTMLResponse:
+    return HTMLResponse((STATIC / "replication.html").read_text(encoding="utf-8"), headers=NO_CACHE)
+
+
+@app.get("/static/{name:path}")
+def static(name: str, user: CurrentUser) -> FileResponse:
+    media = STATIC_FILES.get(name)
+    path = STATIC / name
+    if media is None or not path.is_file():
+        hint = " (run scripts/setup.sh to fetch the chart library)" if name.startswith("vendor/") else ""
+        raise HTTPException(404, f"no such file: {name}{hint}")
+    return FileResponse(path, media_type=media, headers=NO_CACHE)
+
+
+@app.get("/api/overview")
+async def overview(user: CurrentUser) -> dict[str, Any]:
+    def collect() -> dict[str, Any]:
+        readable = readable_dag_ids(user)
+        report = data.overview(readable)
+        allowed = triggerable(user, [s["dag_id"] for s in report["snapshots"]])
+        for snapshot in report["snapshots"]:
+            snapshot["can_trigger"] = snapshot["dag_id"] in allowed
+        return {"user": getattr(user, "get_name", lambda: None)(), **report}
+
+    return await run_in_threadpool(collect)
+
+
+@app.get("/api/conflicts")
+async def conflicts(
+    user: CurrentUser,
+    item: str | None = None,
+    type: str | None = Query(None, pattern="^[IUD]$"),
+    decision: int | None = Query(None, ge=1, le=4),
+    offset: int = Query(0, ge=0),
+    limit: int = Query(20, ge=1, le=data.MAX_PAGE),
+) -> dict[str, Any]:
+    filters = {"item": item, "type": type, "decision": decision}
+    return await run_in_threadpool(lambda: data.conflicts_page(readable_dag_ids(user), filters, offset, limit))
+
+
+@app.get("/api/history")
+async def history(user: CurrentUser, days: int = Query(7, ge=1, le=366)) -> dict[str, Any]:
+    return await run_in_threadpool(lambda: data.history(readable_dag_ids(user), days))
+
+
+@app.post("/api/snapshots/{name}/refresh")
+async def refresh(name: str, request: Request, user: CurrentUser, complete: bool = False) -> dict[str, Any]:
+    """Trigger the snapshot's DAG: incremental ("Refresh now") or complete ("Complete refresh")."""
+    dag_id = snapshot_dag_id(name)
+
+    def start() -> dict[str, Any]:
+        if dag_id not in readable_dag_ids(user):
+            raise HTTPException(404, f"no snapshot {name}")
+        require_trigger(user, dag_id)
+        catalog, _ = data.open_catalog()
+        snapshot = catalog.snapshot(name)
+        if snapshot is None:
+            raise HTTPException(404, f"no snapshot {name}")
+        mode = NONINCREMENTAL if complete or not snapshot.incremental else INCREMENTAL
+        return trigger_dag(_own_address(request), user_token(request), dag_id, mode)
+
+    return await run_in_threadpool(start)
+
+
+def _own_address(request: Request) -> str:
+    """The api-server's address as this connection reached it: the socket's, never the Host header
+    (a request must not steer where the user's token is sent)."""
+    host, port = request.scope.get("server") or ("127.0.0.1", 8080)
+    host = f"[{host}]" if ":" in str(host) else host
+    return f"{request.url.scheme}://{host}:{port}"

@@ -1,0 +1,215 @@
+"""``snaprepl status`` and ``snaprepl history`` as text for people, or JSON for machines: rendering
+only; :mod:`snaprepl.status` collects the report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from snaprepl.catalog.records import HistoryRecord
+
+
+def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    if not rows:
+        return f"{title}: none"
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    line = "  ".join("-" * w for w in widths)
+    header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    out = [f"{title}:", header, line]
+    out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    return "\n".join(out)
+
+
+def lag_text(seconds: float | None) -> str | None:
+    """A lag for people: ``caught up``, seconds, minutes or hours (None: unknown)."""
+    if seconds is None:
+        return None
+    if seconds == 0:
+        return "caught up"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def _last_run(run: dict[str, Any] | None) -> str | None:
+    """The "last run" cell: outcome, duration and rows of the newest run in the history."""
+    if run is None:
+        return None
+    rows = f"{run['rows_in'] or 0} in/{run['rows_out'] or 0} out"
+    rows += f"/{run['rows_deleted']} del" if run.get("rows_deleted") else ""
+    return f"{run['kind']} {run['outcome']}, {run['duration_s']:.1f} s, {rows}"
+
+
+def _lag(run: dict[str, Any] | None) -> str | None:
+    return lag_text(run["lag_seconds"]) if run else None
+
+
+def _cell(probed: dict[str, Any] | None) -> Any:
+    """A probed count's cell: why it could not be read, else the count (empty when not probed)."""
+    return (probed or {}).get("error") or (probed or {}).get("rows")
+
+
+def _logs_table(logs: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            entry["source"],
+            entry["kind"],
+            entry["rlog"],
+            ", ".join(entry["key_columns"]),
+            _cell(entry.get("backlog")),
+            (entry.get("backlog") or {}).get("newest_snaptime"),
+            entry["purged_before"],
+            entry["purge_waits_for"],
+        ]
+        for entry in logs
+    ]
+    headers = ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"]
+    return _table("snapshot logs", headers, rows)
+
+
+def _refresh_outcome(entry: dict[str, Any]) -> str:
+    """The snapshot's "last refresh" cell."""
+    if entry["needs_complete_refresh"]:
+        return "COMPLETE REFRESH REQUIRED"
+    if entry.get("waiting"):
+        return f"running, {entry['waiting'][0]}"
+    last = entry["last_refresh"]
+    if last["status"] == "succeeded":
+        rows = (
+            last["rows_copied"] if last["kind"] == "complete" else f"+{last['rows_upserted']}/-{last['rows_deleted']}"
+        )
+        return f"{last['kind']} ok, {rows} rows, {last['at']}"
+    if last["status"] == "failed":
+        return f"failed {last['at']}: {(last['error'] or '')[:80]}"
+    if last["status"] == "died":
+        return f"DIED: run {entry['died']['run_id'] or '?'}: {entry['died']['why']}"
+    return str(last["status"] or "never")
+
+
+def _snapshots_table(snapshots: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            entry["name"],
+            entry["type"],
+            entry["source"],
+            entry["schedule"] or "manual",
+            entry["last_ts"],
+            _refresh_outcome(entry),
+            _cell(entry.get("pending")),
+            _lag(entry.get("last_run")),
+            _last_run(entry.get("last_run")),
+            entry["dag_id"],
+        ]
+        for entry in snapshots
+    ]
+    headers = ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "lag", "last run"]
+    headers.append("DAG")
+    return _table("snapshots", headers, rows)
+
+
+def _sync_outcome(publication: dict[str, Any]) -> str:
+    """The publication's "last sync" cell."""
+    if publication["died"]:
+        return f"DIED: pull run {publication['died']['run_id']}: {publication['died']['why']}"
+    last = publication["last_sync"]
+    if not last["status"]:
+        return "never"
+    return f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
+
+
+def _publications_table(publications: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            publication["item"],
+            publication["publisher"],
+            publication["schedule"] or "manual",
+            _sync_outcome(publication),
+            ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"]) or "defaults",
+            publication["dag_id"],
+        ]
+        for publication in publications
+    ]
+    return _table("publications", ["publication", "publisher", "schedule", "last sync", "resolvers", "DAG"], rows)
+
+
+def _subscriber_state(sub: dict[str, Any]) -> str:
+    """The subscriber's "state" cell."""
+    if sub["died"]:
+        return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
+    state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
+    return state + (f": {sub['error'][:80]}" if sub["error"] else "")
+
+
+def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            publication["item"],
+            sub["server"],
+            sub["replica"],
+            _subscriber_state(sub),
+            sub["last_pull_at"],
+            sub["last_push_at"],
+            _cell(sub.get("to_pull")),
+            _cell(sub.get("to_push")),
+            _lag(sub.get("last_run")),
+            _last_run(sub.get("last_run")),
+        ]
+        for publication in publications
+        for sub in publication["subscribers"]
+    ]
+    headers = ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push", "lag"]
+    headers.append("last run")
+    return _table("subscriptions", headers, rows)
+
+
+def render_text(status: dict[str, Any]) -> str:
+    """The report :func:`collect_status` gathered, as tables for people."""
+    servers = [[s["server"], s["conn_id"]] for s in status["servers"]]
+    columns = ("item", "type", "decision", "count", "unnotified", "last_at")
+    conflicts = [[c[k] for k in columns] for c in status["conflicts"]]
+    return "\n\n".join(
+        [
+            f"catalog: {status['catalog']}",
+            _logs_table(status["snapshot_logs"]),
+            _snapshots_table(status.get("snapshots", [])),
+            _table("replication servers", ["server", "connection"], servers),
+            _publications_table(status["publications"]),
+            _subscriptions_table(status["publications"]),
+            _table("conflicts", ["publication", "type", "decision", "count", "not notified", "last"], conflicts),
+        ]
+    )
+
+
+def render_json(status: dict[str, Any]) -> str:
+    return json.dumps(status, indent=2, sort_keys=True)
+
+
+def render_history(runs: Sequence[HistoryRecord]) -> str:
+    """``snaprepl history``: one line per run, newest first."""
+    rows = [
+        [
+            f"{r.rh_started:%Y-%m-%d %H:%M:%S}",
+            f"{r.duration_s:.1f} s",
+            r.rh_copy,
+            r.rh_kind,
+            r.rh_server,
+            r.rh_outcome,
+            r.rh_rows_in,
+            r.rh_rows_out,
+            r.rh_rows_deleted,
+            r.rh_conflicts,
+            lag_text(r.rh_lag_seconds),
+            r.rh_backlog,
+            r.rh_dag_run_id or "CLI",
+            (r.rh_error or "")[:80],
+        ]
+        for r in runs
+    ]
+    headers = ["started (UTC)", "took", "copy", "kind", "server", "outcome", "in", "out", "deleted", "conflicts"]
+    return _table("runs", [*headers, "lag", "backlog", "DAG run", "error"], rows)
+
+
+def render_history_json(runs: Sequence[HistoryRecord]) -> str:
+    return json.dumps([r.to_json() for r in runs], indent=2)

@@ -1,0 +1,90 @@
+"""Failure and lag alerts: what the submitter of a refresh or sync step tells the notifier when it ends.
+
+A run that failed, or that ended with its copy lagging more than ``[snaprepl] lag_alert_minutes``
+(0: no lag alerts), is sent to the notifier conflicts go to (``conflict_notifier``, see
+:mod:`snaprepl.bidir.notify`). The facts come from the history the job recorded; a job that died
+before recording is reported from the error its submitter saw. A run that only found its copy busy
+with another run is no failure. Alerting never hides the run's own outcome: a notifier that fails
+is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from snaprepl.bidir.notify import notify_alerts
+from snaprepl.catalog.records import HistoryRecord, utcnow
+from snaprepl.catalog.store import Catalog
+from snaprepl.errors import SnapshotBusy
+from snaprepl.run_history import clean_error
+from snaprepl.settings import Settings
+
+log = logging.getLogger("snaprepl.alerts")
+
+
+def _what(run: HistoryRecord) -> str:
+    if run.rh_server is None:
+        return f"{run.rh_kind} refresh of {run.rh_copy}"
+    return f"{run.rh_kind} of {run.rh_copy} with {run.rh_server}"
+
+
+def alerts_for(runs: list[HistoryRecord], settings: Settings) -> list[str]:
+    """The alerts ``runs`` call for: each failure, and each lag over the threshold."""
+    alerts = [
+        f"{_what(r)} failed at {r.rh_ended:%Y-%m-%d %H:%M:%S} UTC: {r.rh_error}"
+        for r in runs
+        if r.rh_outcome == "failed"
+    ]
+    limit = settings.lag_alert_minutes * 60
+    alerts += [
+        f"{_what(r)}: lag {r.rh_lag_seconds / 60:.1f} min is over lag_alert_minutes = {settings.lag_alert_minutes} "
+        f"({r.rh_backlog} log rows pending)"
+        for r in runs
+        if limit and r.rh_lag_seconds is not None and r.rh_lag_seconds > limit
+    ]
+    return alerts
+
+
+@contextmanager
+def alerting(
+    catalog: Catalog,
+    settings: Settings,
+    copy: str,
+    what: str,
+    *,
+    server: str | None = None,
+    ignore: tuple[type[BaseException], ...] = (),
+) -> Iterator[None]:
+    """Around the submission of runs of ``copy`` (``what`` names them in an alert of a job that
+    died unrecorded): alert on what they recorded, or on the error. ``ignore``: errors that are no
+    failure (besides :class:`SnapshotBusy`)."""
+    since = utcnow()
+    failure: BaseException | None = None
+    try:
+        yield
+    except BaseException as err:
+        failure = None if isinstance(err, (SnapshotBusy, *ignore)) else err
+        raise
+    finally:
+        _alert(catalog, settings, (copy, server, what), since, failure)
+
+
+def _alert(
+    catalog: Catalog,
+    settings: Settings,
+    target: tuple[str, str | None, str],
+    since: datetime,
+    failure: BaseException | None,
+) -> None:
+    copy, server, what = target
+    try:
+        runs = [r for r in catalog.history(copy, since=since) if server is None or r.rh_server == server]
+        alerts = alerts_for(runs, settings)
+        if failure is not None and not any(r.rh_outcome == "failed" for r in runs):
+            alerts.append(f"{what} failed: {clean_error(failure)}")
+        notify_alerts(settings, alerts)
+    except Exception as err:  # the run's own outcome stands; the lost alert is logged
+        log.error("alert about %s not sent: %s", what, clean_error(err))

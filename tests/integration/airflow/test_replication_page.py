@@ -1,0 +1,307 @@
+"""The Replication page (snaprepl's Airflow plugin) under a real api-server, with users who log in.
+
+One deployment serves the module: the simple auth manager's users ``admin`` (admin), ``viewer``
+(viewer: reads every DAG, triggers none) and ``carol`` (user: triggers DAGs, but one snapshot's DAG
+is refused to her by tests/support/dag_acl_auth_manager.py). A real incremental snapshot and a real
+publication with a loaded subscriber are created with the CLI while the api-server boots; a second
+snapshot, a conflict and a few runs of history are written with the catalog's own methods.
+
+Set SNAPREPL_UPDATE_SCREENSHOT=1 to also write docs/replication-page.png (the README's screenshot).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from snaprepl.catalog.location import connection_from_url
+from snaprepl.catalog.records import HistoryRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
+from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
+from tests.support.airflow_cluster import REPO, AirflowCluster
+from tests.support.browser import chromium
+from tests.support.databases import PG_ADMIN, RealDatabase
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+SRC, DST, SUB = "page_src", "page_dst", "page_sub"
+ROLES = {"admin": "admin", "viewer": "viewer", "carol": "user"}
+PAGE = "/snaprepl"
+
+
+@dataclass
+class Site:
+    cluster: AirflowCluster
+    catalog: Catalog
+    passwords: dict[str, str]
+    snapshot: str  # the real incremental snapshot: everyone reads it
+    hidden: str  # carol may not read its DAG
+    item: str  # the publication
+    conflict_id: int
+
+    def token(self, user: str) -> str:
+        return self.cluster.login(user, self.passwords[user])
+
+    def call(self, method: str, path: str, token: str | None = None) -> tuple[int, object]:
+        """Status and decoded body of a request to the api-server (any status)."""
+        request = urllib.request.Request(
+            self.cluster.base_url + path, method=method, data=b"" if method == "POST" else None
+        )
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, _decode(response.read())
+        except urllib.error.HTTPError as err:
+            return err.code, _decode(err.read())
+
+    def overview(self, user: str) -> dict:
+        status, body = self.call("GET", f"{PAGE}/api/overview", self.token(user))
+        assert status == 200, body
+        assert isinstance(body, dict)
+        return body
+
+    def manual_runs(self, dag_id: str) -> list[dict]:
+        return self.cluster.dag_runs(dag_id, "manual")
+
+
+def _decode(payload: bytes) -> object:
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return payload.decode(errors="replace")
+
+
+def _create_copies(cluster: AirflowCluster, table: str, published: str) -> None:
+    statements = (
+        f"CREATE SNAPSHOT LOG FOR {table}@{SRC}; CREATE SNAPSHOT {table}@{DST} FROM {table}@{SRC}; "
+        f"REPL_CREATE_SNAPSHOT_PUB('{published}@{SRC}', 2); "
+        f"REPL_CREATE_SNAPSHOT_SUB(REPL_SNP_SERVER('{SUB}'), '{published}@{SRC}', 2); "
+        f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{SUB}'), '{published}@{SRC}', 2)"
+    )
+    done = cluster.run([sys.executable, "-m", "snaprepl", "sql", statements])
+    assert done.returncode == 0, f"snaprepl sql failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+
+def _record_history(catalog: Catalog, snapshot: str, shift: int = 0) -> None:
+    """Four past runs of a snapshot, for the charts (``shift``: its runs come that many figures later)."""
+    start = utcnow() - timedelta(hours=4, minutes=20 * shift)
+    figures = [(40.0, 120, 300), (15.0, 30, 120), (75.0, 210, 500), (5.0, 0, 80)]
+    for n, (lag, backlog, rows) in enumerate(figures[shift:] + figures[:shift]):
+        began = start + timedelta(hours=n)
+        catalog.record_run(
+            HistoryRecord(
+                rh_copy=snapshot, rh_kind="incremental", rh_started=began, rh_ended=began + timedelta(seconds=20),
+                rh_outcome="ok", rh_rows_in=rows, rh_rows_out=rows, rh_rows_deleted=0, rh_lag_seconds=lag,
+                rh_backlog=backlog,
+            )
+        )  # fmt: skip
+
+
+def _record_conflict(catalog: Catalog, item: str, origin: str) -> int:
+    """An update conflict the publisher won (its id), and a newer delete conflict that was ignored."""
+    catalog.record_conflicts(
+        item,
+        origin,
+        [
+            {
+                "CF_ITEM": item, "CF_TYPE": "U", "CF_ORIGIN": origin, "CF_KEY": "[1]",
+                "CF_INCOMING": json.dumps({"op": "U", "old": {"id": 1, "v": "a"}, "row": {"id": 1, "v": "from-sub"}}),
+                "CF_CURRENT": json.dumps({"id": 1, "v": "from-pub"}), "CF_RESOLVER": "default", "CF_DECISION": 3,
+                "CF_LOSER": json.dumps({"side": origin, "row": {"id": 1, "v": "from-sub"}}), "CF_AT": utcnow(),
+                "CF_NOTIFIED": False, "CF_RUN_ID": "test", "CF_ENTRY": uuid.uuid4().hex,
+            }
+        ],
+    )  # fmt: skip
+    [conflict] = catalog.conflicts(item)
+    deleted = {**conflict, "CF_TYPE": "D", "CF_DECISION": 4, "CF_ENTRY": uuid.uuid4().hex, "CF_AT": utcnow()}
+    deleted.pop("CF_ID")
+    catalog.record_conflicts(item, origin, [deleted])  # a second one, newer: the ledger's first page
+    return int(conflict["CF_ID"])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase) -> Iterator[Site]:
+    table, published = f"pg_{uuid.uuid4().hex[:8]}", f"pp_{uuid.uuid4().hex[:8]}"
+    pg_db.run(
+        f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40))",
+        f"INSERT INTO {table} VALUES (1, 'one'), (2, 'two')",
+        f"CREATE TABLE {published} (id int PRIMARY KEY, v varchar(40))",
+        f"INSERT INTO {published} VALUES (1, 'a')",
+    )
+    hidden = f"main.hidden_{uuid.uuid4().hex[:6]}@{DST}"
+    home = tmp_path_factory.mktemp("page-airflow")
+    passwords = {user: secrets.token_urlsafe(12) for user in ROLES}
+    (home / "passwords.json").write_text(json.dumps(passwords))
+    cluster = AirflowCluster(
+        home,
+        env={
+            f"AIRFLOW_CONN_{SRC.upper()}": (
+                f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{pg_db.name}"
+            ),
+            f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{sqlite_db.name}",
+            f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{tmp_path_factory.mktemp('page-sub') / 'sub.db'}",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{r}" for u, r in ROLES.items()),
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+            "AIRFLOW__CORE__AUTH_MANAGER": "tests.support.dag_acl_auth_manager.DagAclAuthManager",
+            "SNAPREPL_TEST_HIDDEN_DAGS": json.dumps({"carol": [snapshot_dag_id(hidden)]}),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "include"), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
+    try:
+        cluster.start(while_booting=lambda: _create_copies(cluster, table, published))
+        cluster.token = cluster.login("admin", passwords["admin"])
+        (record,) = catalog.snapshots_named(DST, table)
+        catalog.add_snapshot(
+            SnapshotRecord(
+                sn_name=hidden, sn_query="SELECT 1 AS x", sn_source_conn=SRC, sn_dest_conn=DST,
+                sn_dest_schema="main", sn_dest_table=hidden[5:].split("@", maxsplit=1)[0], sn_created_at=utcnow(),
+            ),
+            AssertionError("exists"),
+        )  # fmt: skip
+        item = f"public.{published}@{SRC}"
+        [subscription] = catalog.subscriptions(item)
+        conflict_id = _record_conflict(catalog, item, subscription.ss_server)
+        _record_history(catalog, record.sn_name)
+        _record_history(catalog, hidden, shift=1)
+        for dag_id in (snapshot_dag_id(record.sn_name), snapshot_dag_id(hidden), publication_dag_id(item)):
+            cluster.wait_for_dag(dag_id)
+        yield Site(cluster, catalog, passwords, record.sn_name, hidden, item, conflict_id)
+    finally:
+        catalog.dispose()
+        cluster.stop()
+
+
+def test_every_endpoint_wants_a_logged_in_airflow_user(site: Site) -> None:
+    name = urllib.parse.quote(site.snapshot, safe="")
+    endpoints = [
+        ("GET", f"{PAGE}/"),
+        ("GET", f"{PAGE}/static/replication.js"),
+        ("GET", f"{PAGE}/api/overview"),
+        ("GET", f"{PAGE}/api/conflicts"),
+        ("GET", f"{PAGE}/api/history"),
+        ("POST", f"{PAGE}/api/snapshots/{name}/refresh"),
+    ]
+    for method, path in endpoints:
+        assert site.call(method, path)[0] in {401, 403}, f"{method} {path} answered without a login"
+        assert site.call(method, path, token="not.a.jwt")[0] in {401, 403}, f"{method} {path} took a bad token"
+    assert site.manual_runs(snapshot_dag_id(site.snapshot)) == [], "an unauthenticated POST triggered a run"
+    assert site.call("GET", f"{PAGE}/static/replication.js", site.token("viewer"))[0] == 200
+
+
+def test_a_user_sees_only_the_copies_whose_dags_they_may_read(site: Site) -> None:
+    everything = {s["name"] for s in site.overview("admin")["snapshots"]}
+    assert everything == {s.sn_name for s in site.catalog.snapshots()} == {site.snapshot, site.hidden}
+    carol = site.overview("carol")
+    assert {s["name"] for s in carol["snapshots"]} == {site.snapshot}
+    # Airflow's own API hides the DAG from her too: the page asks the same auth manager.
+    status, _ = site.call("GET", f"/api/v2/dags/{snapshot_dag_id(site.hidden)}", site.token("carol"))
+    assert status == 403
+    hidden = urllib.parse.quote(site.hidden, safe="")
+    status, _ = site.call("POST", f"{PAGE}/api/snapshots/{hidden}/refresh", site.token("carol"))
+    assert status == 404
+    assert site.manual_runs(snapshot_dag_id(site.hidden)) == []
+    for user, sees_hidden in (("carol", False), ("admin", True)):
+        status, history = site.call("GET", f"{PAGE}/api/history", site.token(user))
+        assert status == 200 and isinstance(history, dict)
+        assert site.snapshot in history["copies"] and (site.hidden in history["copies"]) is sees_hidden, user
+    [snapshot] = carol["snapshots"]
+    assert snapshot["can_trigger"] is True and snapshot["lag_seconds"] == 5.0
+
+
+def test_a_viewer_cannot_trigger(site: Site) -> None:
+    dag_id = snapshot_dag_id(site.snapshot)
+    [snapshot] = [s for s in site.overview("viewer")["snapshots"] if s["name"] == site.snapshot]
+    assert snapshot["can_trigger"] is False
+    name = urllib.parse.quote(site.snapshot, safe="")
+    for complete in ("false", "true"):
+        status, body = site.call(
+            "POST", f"{PAGE}/api/snapshots/{name}/refresh?complete={complete}", site.token("viewer")
+        )
+        assert status == 403, body
+    assert site.manual_runs(dag_id) == []
+
+
+def test_the_ledger_pages_and_filters(site: Site) -> None:
+    token = site.token("carol")
+
+    def page(query: str) -> dict:
+        status, body = site.call("GET", f"{PAGE}/api/conflicts?{query}", token)
+        assert status == 200 and isinstance(body, dict), body
+        return body
+
+    newest_first = [c["CF_ID"] for c in site.catalog.conflicts(site.item)][::-1]
+    assert [c["id"] for c in page("")["conflicts"]] == newest_first and page("")["total"] == 2
+    first, second = page("limit=1"), page("limit=1&offset=1")
+    assert [c["id"] for c in first["conflicts"] + second["conflicts"]] == newest_first
+    assert first["total"] == second["total"] == 2 and page("limit=1&offset=2")["conflicts"] == []
+    [update] = page("type=U")["conflicts"]
+    assert update["id"] == site.conflict_id and update["op"] == "U" and update["decision"] == "publisher wins"
+    assert update["incoming"] == {"id": 1, "v": "from-sub"} and update["current"] == {"id": 1, "v": "from-pub"}
+    assert [c["type"] for c in page("decision=4")["conflicts"]] == ["D"]
+    assert page("type=U&decision=4")["total"] == 0 and page("item=nope")["total"] == 0
+    assert site.call("GET", f"{PAGE}/api/conflicts?type=X", token)[0] == 422
+
+
+def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(site: Site, tmp_path: Path) -> None:
+    dag_id = snapshot_dag_id(site.snapshot)
+    with chromium() as driver:
+        wait = WebDriverWait(driver, 90)
+        driver.get(f"{site.cluster.base_url}/auth/login?next=/plugin/replication")
+        wait.until(ec.presence_of_element_located((By.NAME, "username"))).send_keys("admin")
+        driver.find_element(By.NAME, "password").send_keys(site.passwords["admin"])
+        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(lambda d: "/auth/login" not in d.current_url)
+        driver.get(f"{site.cluster.base_url}/plugin/replication")
+        # Airflow's UI, with the Replication entry in its navigation, embeds the page.
+        wait.until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
+        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "true")
+
+        rows = driver.find_elements(By.CSS_SELECTOR, "#snapshots tbody tr[data-snapshot]")
+        assert sorted(r.get_attribute("data-snapshot") for r in rows) == sorted(
+            s.sn_name for s in site.catalog.snapshots()
+        )
+        [ledger] = [c for c in site.catalog.conflicts(site.item) if c["CF_ID"] == site.conflict_id]
+        row = driver.find_element(By.CSS_SELECTOR, f"#conflicts tr[data-conflict-id='{site.conflict_id}']")
+        incoming = row.find_element(By.CSS_SELECTOR, "[data-field=incoming]").text
+        current = row.find_element(By.CSS_SELECTOR, "[data-field=current]").text
+        assert 'v: "from-sub"' in incoming and json.loads(ledger["CF_INCOMING"])["row"]["v"] == "from-sub"
+        assert 'v: "from-pub"' in current and json.loads(ledger["CF_CURRENT"])["v"] == "from-pub"
+        assert row.find_element(By.CSS_SELECTOR, "[data-field=decision]").text == "publisher wins"
+        assert len(driver.find_elements(By.CSS_SELECTOR, ".charts .uplot")) == 3, "a chart is missing"
+
+        snapshot_row = driver.find_element(By.CSS_SELECTOR, f"#snapshots tr[data-snapshot='{site.snapshot}']")
+        snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]").click()
+        wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
+        driver.switch_to.default_content()
+        _screenshot(driver, tmp_path)
+
+    runs = site.manual_runs(dag_id)
+    assert len(runs) == 1, runs
+    assert runs[0]["conf"]["mode"] == "incremental"
+    assert runs[0].get("triggering_user_name") in {None, "admin"}
+
+
+def _screenshot(driver: object, tmp_path: Path) -> None:
+    shot = tmp_path / "replication-page.png"
+    assert driver.save_screenshot(str(shot)), "no screenshot"  # type: ignore[attr-defined]
+    if os.environ.get("SNAPREPL_UPDATE_SCREENSHOT"):
+        shutil.copyfile(shot, REPO / "docs" / "replication-page.png")
