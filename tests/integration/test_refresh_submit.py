@@ -77,15 +77,18 @@ def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
     assert record.sn_last_refresh_at > refreshed_at, "the idle refresh is recorded as the job records it"
     for output in (created, updated, idle):
         assert SECRET not in output.stdout + output.stderr
-    # Both runs are in the history: what they took and applied, caught up (lag 0, nothing pending).
+    # Every run is in the history (the idle one decided before Spark too): what they took and applied,
+    # caught up (lag 0, nothing pending).
     runs = catalog.history(f"{mysql_db.name}.{dest}")
     assert [(r.rh_kind, r.rh_outcome, r.rh_dag_run_id) for r in runs] == [
+        ("incremental", "idle", None),
         ("incremental", "ok", None),
         ("complete", "ok", None),
     ]
-    assert (runs[0].rh_rows_in, runs[0].rh_rows_out, runs[0].rh_rows_deleted) == (3, 2, 1)
-    assert (runs[1].rh_rows_in, runs[1].rh_rows_out) == (2, 2)
-    assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0), (0.0, 0)]
+    assert (runs[0].rh_rows_in, runs[0].rh_rows_out, runs[0].rh_rows_deleted) == (0, 0, 0)
+    assert (runs[1].rh_rows_in, runs[1].rh_rows_out, runs[1].rh_rows_deleted) == (3, 2, 1)
+    assert (runs[2].rh_rows_in, runs[2].rh_rows_out) == (2, 2)
+    assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0)] * 3
     private = tmp_path / f"snaprepl-{os.getuid()}"
     assert private.is_dir() and list(private.iterdir()) == [], "connection and result files are deleted when jobs end"
 
