@@ -40,6 +40,26 @@ os.environ.pop("AIRFLOW_CONN_SNAPREPL_CATALOG", None)
 SESSION_TAG = uuid.uuid4().hex[:8]
 
 
+#: Modules that run a whole Airflow deployment (api-server, scheduler, dag-processor): under pytest-xdist
+#: they share one worker, so two deployments never start at once on a small machine.
+HEAVY_MODULES = {
+    "tests/integration/test_tls.py",
+    "tests/integration/airflow/test_airflow_uses.py",
+    "tests/integration/airflow/test_scheduler_run.py",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n 2 --dist loadgroup``), each module's tests run on one worker (module
+    fixtures, e.g. an Airflow deployment, start once), and the heavy modules all on the same one.
+    Every session fixture is per worker already: this file runs in each, with its own tag and home."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        module = item.path.relative_to(REPO).as_posix()
+        item.add_marker(pytest.mark.xdist_group("heavy" if module in HEAVY_MODULES else module))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Removes the session directory, whatever the outcome of the tests."""
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from snaprepl.airflow_config import when_airflow_loads
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
 
@@ -247,7 +248,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 
 
 def _configure_logging(verbose: bool) -> None:
-    """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines)."""
+    """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines).
+
+    Airflow is imported only if and when a command needs it (a spark-submit, a connection from the
+    metadata database, an option only Airflow can read: see :mod:`snaprepl.airflow_config`), which
+    spares a second of start-up; its log handler on stdout is moved then.
+    """
     # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.
     os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "INFO" if verbose else "WARNING"
     # The Spark provider's own connection type (spark_connect) has a "_", which Airflow warns of at
@@ -256,6 +262,10 @@ def _configure_logging(verbose: bool) -> None:
     given = os.environ.get("AIRFLOW__LOGGING__NAMESPACE_LEVELS", "")
     os.environ["AIRFLOW__LOGGING__NAMESPACE_LEVELS"] = f"{given},{quiet}" if given else quiet
     logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
+    when_airflow_loads(_airflow_logging_to_stderr)
+
+
+def _airflow_logging_to_stderr() -> None:
     import airflow  # noqa: F401  (configures logging: a handler on stdout)
 
     for handler in logging.getLogger().handlers:

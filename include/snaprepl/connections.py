@@ -20,11 +20,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy.engine import URL
 
 from snaprepl import timeouts
+from snaprepl.airflow_config import airflow_loaded, airflow_option, load_airflow_configuration
+from snaprepl.connection_uris import parse_connection_value
 from snaprepl.dialects import Dialect, dialect_for_conn_type, dialect_for_jdbc_url
 from snaprepl.errors import ConnectionNotFound, UnsupportedConnection
 from snaprepl.names import validate_conn_id
@@ -62,6 +65,11 @@ class ConnectionInfo:
             schema=conn.schema or None,
             extra=dict(extra),
         )
+
+    @classmethod
+    def from_airflow_fields(cls, conn_id: str, fields: Mapping[str, Any]) -> ConnectionInfo:
+        """From the fields of :func:`~snaprepl.connection_uris.parse_connection_value`."""
+        return cls.from_airflow(SimpleNamespace(conn_id=conn_id, **fields))
 
     @property
     def dialect(self) -> Dialect:
@@ -145,12 +153,16 @@ def get_connection(conn_id: str) -> ConnectionInfo:
         if conn_id in preset:
             return preset[conn_id]
         raise ConnectionNotFound(f"connection '{conn_id}' was not handed to this job")
+    plain = _from_environment(conn_id)
+    if plain is not None:
+        return plain
     try:
         if _in_execution_context():
             from airflow.sdk import Connection as SdkConnection
 
             conn = SdkConnection.get(conn_id)
         else:
+            load_airflow_configuration()  # first, so the hooks of a command line run
             from airflow.models.connection import Connection
 
             conn = Connection.get_connection_from_secrets(conn_id)
@@ -163,6 +175,16 @@ def get_connection(conn_id: str) -> ConnectionInfo:
             f"or the environment variable AIRFLOW_CONN_{conn_id.upper().replace('-', '_').replace('.', '_')}",
         ) from None
     return ConnectionInfo.from_airflow(conn)
+
+
+def _from_environment(conn_id: str) -> ConnectionInfo | None:
+    """``AIRFLOW_CONN_<ID>`` read without importing Airflow, when Airflow would answer from it: it is
+    defined, no secrets backend comes first, and Airflow is not loaded anyway (tasks, DAG parsing)."""
+    value = os.environ.get(f"AIRFLOW_CONN_{conn_id.upper()}")
+    if not value or airflow_loaded() or airflow_option("secrets", "backend"):
+        return None
+    fields = parse_connection_value(value)
+    return None if fields is None else ConnectionInfo.from_airflow_fields(conn_id, fields)
 
 
 #: A Spark job's connections, read once from its file, which is then deleted (snaprepl.spark.lifeline).

@@ -20,6 +20,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from snaprepl import timeouts
+from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.dialects import Dialect, TableInfo
 from snaprepl.dialects.connect import tls_hint
@@ -200,6 +201,7 @@ class Database:
 
     @contextmanager
     def _jdbc_session(self, read_only: bool) -> Iterator[Session]:
+        load_airflow_configuration()  # Airflow loads here for a command line: its logging goes to stderr
         from airflow.providers.jdbc.hooks.jdbc import JdbcHook
         from airflow.sdk import Connection as SdkConnection
 

@@ -7,10 +7,10 @@ names. Spark jobs do not read Airflow's configuration: what they need is passed 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields
 from typing import Any
 
+from snaprepl.airflow_config import airflow_option
 from snaprepl.errors import InvalidArgument
 from snaprepl.names import validate_conn_id
 
@@ -124,10 +124,8 @@ class Settings:
     def load(cls) -> Settings:
         """Read the ``[snaprepl]`` section (Airflow's config, or the environment without Airflow)."""
         values: dict[str, Any] = {}
-        conf = _airflow_conf()
         for item in fields(cls):
-            env = os.environ.get(f"AIRFLOW__{SECTION.upper()}__{item.name.upper()}")
-            raw = env if env is not None else (conf.get(SECTION, item.name, fallback=None) if conf else None)
+            raw = airflow_option(SECTION, item.name)  # Airflow itself only when the plain reading is unsure
             if raw is None or raw == "":
                 continue
             try:
@@ -148,11 +146,3 @@ def _boolean(name: str, raw: str) -> bool:
     if text in {"false", "0"}:
         return False
     raise InvalidArgument(f"setting [{SECTION}] {name} = {raw!r} is not a boolean", "use true or false")
-
-
-def _airflow_conf() -> Any:
-    try:
-        from airflow.configuration import conf
-    except ImportError:  # Spark jobs run without Airflow installed on the cluster
-        return None
-    return conf

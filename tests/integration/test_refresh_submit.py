@@ -67,18 +67,30 @@ def test_update_snapshot_runs_spark_submit_without_leaking_secrets(
     updated = snaprepl("sql", "-v", f"UPDATE SNAPSHOT {dest}", env=own_tmp)
     assert updated.returncode == 0, updated.stderr[-3000:]
     assert "incremental refresh applied 2 upserts and 1 deletes" in updated.stdout
+    assert "Spark-Submit cmd" in updated.stdout + updated.stderr, "a refresh with work runs its job"
     assert sorted(mysql_db.rows(f"SELECT id, v FROM {unique_name}")) == [(1, "changed"), (3, "c")]
-    for output in (created, updated):
+    refreshed_at = catalog.snapshot(f"{mysql_db.name}.{dest}").sn_last_refresh_at
+    idle = snaprepl("sql", "-v", f"UPDATE SNAPSHOT {dest}", env=own_tmp)  # nothing new: decided before Spark
+    assert idle.returncode == 0, idle.stderr[-3000:]
+    assert "incremental refresh applied 0 upserts and 0 deletes in 0 commits" in idle.stdout
+    assert "Spark-Submit cmd" not in idle.stdout + idle.stderr, "an idle refresh starts no spark-submit"
+    record = catalog.snapshot(f"{mysql_db.name}.{dest}")
+    assert (record.sn_last_status, record.sn_last_rows_upserted) == ("succeeded", 0)
+    assert record.sn_last_refresh_at > refreshed_at, "the idle refresh is recorded as the job records it"
+    for output in (created, updated, idle):
         assert SECRET not in output.stdout + output.stderr
-    # Both runs are in the history: what they took and applied, caught up (lag 0, nothing pending).
+    # Every run is in the history (the idle one decided before Spark too): what they took and applied,
+    # caught up (lag 0, nothing pending).
     runs = catalog.history(f"{mysql_db.name}.{dest}")
     assert [(r.rh_kind, r.rh_outcome, r.rh_dag_run_id) for r in runs] == [
+        ("incremental", "idle", None),
         ("incremental", "ok", None),
         ("complete", "ok", None),
     ]
-    assert (runs[0].rh_rows_in, runs[0].rh_rows_out, runs[0].rh_rows_deleted) == (3, 2, 1)
-    assert (runs[1].rh_rows_in, runs[1].rh_rows_out) == (2, 2)
-    assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0), (0.0, 0)]
+    assert (runs[0].rh_rows_in, runs[0].rh_rows_out, runs[0].rh_rows_deleted) == (0, 0, 0)
+    assert (runs[1].rh_rows_in, runs[1].rh_rows_out, runs[1].rh_rows_deleted) == (3, 2, 1)
+    assert (runs[2].rh_rows_in, runs[2].rh_rows_out) == (2, 2)
+    assert [(r.rh_lag_seconds, r.rh_backlog) for r in runs] == [(0.0, 0)] * 3
     private = tmp_path / f"snaprepl-{os.getuid()}"
     if spark_env:  # connect mode: connections and results stay in memory
         assert not private.exists(), "a job run on the Connect server writes no file"

@@ -28,6 +28,7 @@ from snaprepl.refresh.lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.submit.alerts import alerting
+from snaprepl.submit.idle import idle_refresh, idle_sync
 from snaprepl.submit.refresh import prepare_refresh
 from snaprepl.submit.submission import Submission, error_from_result, spark_binary
 from snaprepl.submit.sync import prepare_sync, rows_per_commit_of
@@ -168,6 +169,10 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
             commit_rows=settings.refresh_commit_rows,
         )
         self.log.info("refreshing snapshot %s (%s, run %s)", record.sn_name, mode, request.run_id)
+        idle = idle_refresh(request, catalog)
+        if idle is not None:
+            self.log.info("%s; decided without Spark", idle)
+            return idle.to_dict()
         submission = prepare_refresh(request, record, catalog, settings)
         with alerting(catalog, settings, record.sn_name, f"refresh of {record.sn_name}", ignore=NO_FAILURE):
             result = self._run_submission(context, submission, settings)
@@ -247,19 +252,15 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
     def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
         run_id = uuid.uuid4().hex
         self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
-        submission = prepare_sync(
-            step,
-            self.item,
-            self.server,
-            rows_per_commit_of(catalog, self.item),
-            catalog,
-            settings,
-            run_id=run_id,
-            atomic=step == "init",  # a backfill's reload: readers see the old rows or the new ones
-        )
-        what = f"{step} of {self.item} with {self.server}"
-        with alerting(catalog, settings, self.item, what, server=self.server, ignore=NO_FAILURE):
-            outcomes = self._run_submission(context, submission, settings)["outcomes"]
+        idle = idle_sync(step, self.item, self.server, catalog, settings, run_id)
+        if idle is not None:
+            self.log.info("nothing to do, decided without Spark")
+            outcomes = [o.to_dict() for o in idle]
+        else:
+            submission = self._prepare_sync(catalog, step, settings, run_id)
+            what = f"{step} of {self.item} with {self.server}"
+            with alerting(catalog, settings, self.item, what, server=self.server, ignore=NO_FAILURE):
+                outcomes = self._run_submission(context, submission, settings)["outcomes"]
         for outcome in outcomes:
             self.log.info("%s", outcome)
         sync_metrics(self.item, outcomes)
@@ -269,3 +270,15 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             if notified:
                 self.log.info("%d conflicts notified", notified)
         return outcomes
+
+    def _prepare_sync(self, catalog: Catalog, step: str, settings: Settings, run_id: str) -> Submission:
+        return prepare_sync(
+            step,
+            self.item,
+            self.server,
+            rows_per_commit_of(catalog, self.item),
+            catalog,
+            settings,
+            run_id=run_id,
+            atomic=step == "init",  # a backfill's reload: readers see the old rows or the new ones
+        )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from snaprepl import run_history
+from snaprepl.bidir.state import loaded_servers, record_step_succeeded, record_sync_succeeded
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import ReplicationError
@@ -39,7 +40,7 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
         # latest sync activity, so status shows DAG runs and their failures too.
         steps = {"pull": [(args.server, sync.pull)], "push": [(args.server, sync.push)]}.get(args.action)
         if steps is None:
-            loaded = [s.ss_server for s in catalog.subscriptions(args.item) if s.ss_init_state == "done"]
+            loaded = loaded_servers(catalog, args.item)
             steps = [(server, sync.pull) for server in loaded] + [(server, sync.push) for server in loaded]
         try:
             outcomes = [_step(catalog, sync, server, action) for server, action in steps]
@@ -48,7 +49,7 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
                 args.item, sp_last_status="failed", sp_last_error=str(err)[:4000], sp_last_sync_at=utcnow()
             )
             raise
-        catalog.update_publication(args.item, sp_last_status="succeeded", sp_last_error=None, sp_last_sync_at=utcnow())
+        record_sync_succeeded(catalog, args.item)
         return outcomes
     finally:
         sync.dispose()
@@ -78,7 +79,7 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
     except BaseException as err:
         catalog.update_subscription(server, sync.item, ss_last_status="failed", ss_last_error=str(err)[:4000])
         raise
-    catalog.update_subscription(server, sync.item, ss_last_status="succeeded", ss_last_error=None)
+    record_step_succeeded(catalog, sync.item, server)
     return outcome
 
 

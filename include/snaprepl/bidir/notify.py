@@ -15,6 +15,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument
@@ -64,6 +65,7 @@ def _log_notifier() -> BaseNotifier:
 
 def build_notifier(settings: Settings, about: str = "conflicts") -> BaseNotifier:
     """The notifier ``[snaprepl] conflict_notifier`` names, for ``conflicts`` or ``alerts``."""
+    load_airflow_configuration()  # Airflow loads here for a command line: its logging goes to stderr
     from airflow.sdk import BaseNotifier
 
     choice = settings.conflict_notifier.strip()

@@ -12,7 +12,19 @@ from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.judge import ROWGUID, Change, Verdict, judge
 from snaprepl.bidir.pull_stage import PullStage
 from snaprepl.bidir.rows import current_rows, delete_row, log_change, norm_key, tombstones, write_row
-from snaprepl.bidir.sides import GUID, OLD, OP, SNAPTIME, SYNC, Side, batches, key_of, read_changes, row_of
+from snaprepl.bidir.sides import (
+    GUID,
+    OLD,
+    OP,
+    SNAPTIME,
+    SYNC,
+    Side,
+    batches,
+    count_changes,
+    key_of,
+    read_changes,
+    row_of,
+)
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import utcnow
 from snaprepl.db import Session
@@ -60,6 +72,16 @@ def pull(state: PublicationState, server: str) -> Outcome:
     sub.db.dispose()
     outcome.duration_s = time.monotonic() - started
     return outcome
+
+
+def pending_pull(state: PublicationState, server: str) -> int:
+    """How many entries a pull from ``server`` would take (SQL only, no Spark): every entry of its
+    log, pending or in flight (a pull deletes the entries it pulled)."""
+    sub = state.subscriber(server)
+    try:
+        return count_changes(sub, "1 = 1")
+    finally:
+        sub.db.dispose()
 
 
 def _apply_batch(

@@ -8,9 +8,17 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.push_stage import PushStage
-from snaprepl.bidir.sides import GUID, SNAPTIME, Side, batches, read_changes
+from snaprepl.bidir.sides import (
+    GUID,
+    SNAPTIME,
+    Side,
+    batches,
+    change_guids,
+    count_changes,
+    read_changes,
+)
 from snaprepl.bidir.state import Outcome, PublicationState
-from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import ReplicationError
 from snaprepl.progress import Progress
@@ -21,22 +29,13 @@ def push(state: PublicationState, server: str) -> Outcome:
     """Push the publisher's changes to ``server``."""
     started = time.monotonic()
     outcome = Outcome("push", server)
-    record = state.subscription(server)
-    if record.ss_init_state != "done":
-        raise ReplicationError(
-            f"server {server} has not loaded {state.item} yet",
-            f"run REPL_INIT_SNAPSHOT('{server}', '{state.item}', 2) first",
-        )
+    record = loaded_subscription(state, server)
     sub = state.subscriber(server)
     publisher = state.publisher
-    d = publisher.dialect
     with RunLock(
         state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
     ):
-        start = record.ss_last_push_ts - state.tolerance if record.ss_last_push_ts else None
-        where = f"l.{d.quote(BIDIR.sync_id)} = '' AND l.{d.quote(BIDIR.origin)} <> {d.literal(server)}"
-        if start is not None:
-            where += f" AND l.{d.quote(d.log_columns.snaptime)} >= {d.timestamp_literal(start)}"
+        where = push_window(state, record)
         entries = read_changes(state.spark, publisher, where)
         outcome.changes = len(entries)
         done = state.catalog.urplog_contains(state.item, publisher.name, server, [e[GUID] for e in entries])
@@ -69,6 +68,39 @@ def push(state: PublicationState, server: str) -> Outcome:
     sub.db.dispose()
     outcome.duration_s = time.monotonic() - started
     return outcome
+
+
+def loaded_subscription(state: PublicationState, server: str) -> SubscriptionRecord:
+    """``server``'s subscription, which a push needs loaded (REPL_INIT_SNAPSHOT done)."""
+    record = state.subscription(server)
+    if record.ss_init_state != "done":
+        raise ReplicationError(
+            f"server {server} has not loaded {state.item} yet",
+            f"run REPL_INIT_SNAPSHOT('{server}', '{state.item}', 2) first",
+        )
+    return record
+
+
+def push_window(state: PublicationState, record: SubscriptionRecord) -> str:
+    """The publisher's log entries a push to ``record``'s server reads (a WHERE on log alias ``l``):
+    not in flight, not of the server's own origin, since its last push minus the tolerance."""
+    d = state.publisher.dialect
+    start = record.ss_last_push_ts - state.tolerance if record.ss_last_push_ts else None
+    where = f"l.{d.quote(BIDIR.sync_id)} = '' AND l.{d.quote(BIDIR.origin)} <> {d.literal(record.ss_server)}"
+    if start is not None:
+        where += f" AND l.{d.quote(d.log_columns.snaptime)} >= {d.timestamp_literal(start)}"
+    return where
+
+
+def pending_push(state: PublicationState, server: str) -> int:
+    """How many entries a push to ``server`` would apply or retry (SQL only, no Spark): those in its
+    window that the update replay log does not list as pushed to it."""
+    publisher = state.publisher
+    where = push_window(state, loaded_subscription(state, server))
+    if not count_changes(publisher, where):
+        return 0
+    guids = change_guids(publisher, where)
+    return len(set(guids) - state.catalog.urplog_contains(state.item, publisher.name, server, guids))
 
 
 def _apply_batch(

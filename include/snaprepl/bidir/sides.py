@@ -97,12 +97,24 @@ class Side:
 
 def read_changes(spark: Any, side: Side, where: str) -> list[dict[str, Any]]:
     """Log entries of ``side`` matching ``where`` (on log alias ``l``), each with ``side``'s current row."""
-    with side.db.session() as session:  # no Spark job for an empty log, the usual case of frequent syncs
-        if not session.query(f"SELECT COUNT(*) FROM {side.rlog} l WHERE {where}")[0][0]:
-            return []
+    if not count_changes(side, where):  # no Spark job for an empty log, the usual case of frequent syncs
+        return []
     rows = [r.asDict() for r in side.io.read(spark, _changes_query(side, where), _read_columns(side)).collect()]
     rows.sort(key=lambda r: (r[SNAPTIME], r[SYNC] or ""))
     return rows
+
+
+def count_changes(side: Side, where: str) -> int:
+    """How many log entries of ``side`` match ``where`` (on log alias ``l``): SQL only, no Spark."""
+    with side.db.session() as session:
+        return int(session.query(f"SELECT COUNT(*) FROM {side.rlog} l WHERE {where}")[0][0])
+
+
+def change_guids(side: Side, where: str) -> list[str]:
+    """The RLOG_ROWGUIDs of the log entries of ``side`` matching ``where``: SQL only, no Spark."""
+    rowguid = side.dialect.quote(side.dialect.log_columns.rowguid)
+    with side.db.session() as session:
+        return [str(row[0]) for row in session.query(f"SELECT l.{rowguid} FROM {side.rlog} l WHERE {where}")]
 
 
 def _changes_query(side: Side, where: str) -> str:

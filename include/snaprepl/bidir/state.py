@@ -9,7 +9,7 @@ from typing import Any
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sides import Side
-from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
+from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError
 from snaprepl.spark.session import session_of
@@ -109,3 +109,18 @@ class PublicationState:
 
     def dispose(self) -> None:
         self.publisher.db.dispose()
+
+
+def loaded_servers(catalog: Catalog, item: str) -> list[str]:
+    """The subscribers of ``item`` that have loaded it (a whole sync pulls from and pushes to them)."""
+    return [s.ss_server for s in catalog.subscriptions(item) if s.ss_init_state == "done"]
+
+
+def record_step_succeeded(catalog: Catalog, item: str, server: str) -> None:
+    """Record that a sync step of ``item`` with ``server`` succeeded."""
+    catalog.update_subscription(server, item, ss_last_status="succeeded", ss_last_error=None)
+
+
+def record_sync_succeeded(catalog: Catalog, item: str) -> None:
+    """Record that a sync job of ``item`` succeeded (its latest sync activity)."""
+    catalog.update_publication(item, sp_last_status="succeeded", sp_last_error=None, sp_last_sync_at=utcnow())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import make_url
 
+from snaprepl.airflow_config import airflow_option
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import CatalogUnavailable, ConnectionNotFound
 from snaprepl.settings import Settings
@@ -30,11 +31,7 @@ def connection_from_url(url: str, conn_id: str) -> ConnectionInfo:
 
 def metadata_database_url() -> str | None:
     """The Airflow metadata database's URL, or ``None`` where Airflow hides it (tasks, DAG parsing)."""
-    try:
-        from airflow.configuration import conf
-    except ImportError:
-        return None
-    url = conf.get("database", "sql_alchemy_conn", fallback=None)
+    url = airflow_option("database", "sql_alchemy_conn")
     if not url or url.startswith("airflow-db-not-allowed"):
         return None
     return url

@@ -15,20 +15,19 @@ Rows are read in their current state, so a run killed anywhere is simply run aga
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from snaprepl.catalog.records import LogRecord, SnapshotRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
-from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.names import Ident
 from snaprepl.progress import Progress
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.window import nothing_applied, pending_window
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
 from snaprepl.sql.change_queries import (
@@ -38,28 +37,20 @@ from snaprepl.sql.change_queries import (
     SNAPTIME,
     change_columns,
     change_query,
-    log_entries_sql,
     staged_batches_sql,
     staged_entries_sql,
     staging_index_sql,
 )
 
 
-def _complete_required(name: str, why: str) -> CompleteRefreshRequired:
-    return CompleteRefreshRequired(
-        f"snapshot {name} needs a complete refresh: {why}",
-        f"run UPDATE SNAPSHOT {name} AS NONINCREMENTAL, or trigger its DAG with mode nonincremental",
-    )
-
-
 def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> RefreshOutcome:
     """Apply the snapshot's log entries since its last refresh (steps 1 to 4 above)."""
     started = time.monotonic()
     snapshot = ends.snapshot
-    log, start = _log_window(catalog, request, snapshot)
-    replayed_guids = catalog.replayed_since(snapshot.sn_name, start)
-    if not _entries_to_apply(ends, log, start, set(replayed_guids)):  # the usual scheduled no-op: no Spark
-        return _nothing_applied(snapshot, started)
+    window = pending_window(catalog, request, ends)
+    if window is None:  # the usual scheduled no-op: no Spark
+        return nothing_applied(snapshot, started)
+    log, start, replayed_guids = window
     spark = session_of(spark)
 
     # ---- 2: the changes, joined with current rows by the source database
@@ -80,7 +71,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
             pending = pending.withColumn(column.name, _spark_null(column, ends))
     if pending.isEmpty():  # cheap on the cached changes; spares the staging table's round trips
         changes.unpersist()
-        return _nothing_applied(snapshot, started)
+        return nothing_applied(snapshot, started)
     batched = T.assign_batches(pending, request.commit_rows)
     staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
 
@@ -97,40 +88,6 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         last_ts=last_ts or snapshot.sn_last_ts,
         duration_s=time.monotonic() - started,
     )
-
-
-def _nothing_applied(snapshot: SnapshotRecord, started: float) -> RefreshOutcome:
-    return RefreshOutcome(
-        snapshot=snapshot.sn_name, kind=INCREMENTAL, last_ts=snapshot.sn_last_ts, duration_s=time.monotonic() - started
-    )
-
-
-def _log_window(catalog: Catalog, request: RefreshRequest, snapshot: SnapshotRecord) -> tuple[LogRecord, datetime]:
-    """The snapshot's log and the time its entries are read from (1 above).
-
-    :raises CompleteRefreshRequired: when the snapshot needs a complete refresh first.
-    :raises SnapshotLogNotFound: when its log is gone.
-    """
-    name = snapshot.sn_name
-    if snapshot.sn_needs_complete:
-        raise _complete_required(name, snapshot.sn_needs_complete)
-    if snapshot.sn_last_ts is None:
-        raise _complete_required(name, "it has never completed a copy")
-    log = catalog.log(snapshot.sn_source_table or "")
-    if log is None:
-        raise SnapshotLogNotFound(
-            f"the snapshot log of {snapshot.sn_source_table}, which snapshot {name} reads, is gone",
-            f"create it again and refresh {name} completely",
-        )
-    minutes = snapshot.sn_tolerance_min if snapshot.sn_tolerance_min is not None else request.tolerance_minutes
-    start = snapshot.sn_last_ts - timedelta(minutes=minutes)
-    if _purged_past(log.snl_purged_before, start, snapshot.sn_complete_ts):
-        raise _complete_required(
-            name,
-            f"its log was purged up to {log.snl_purged_before:%Y-%m-%d %H:%M:%S} but it needs entries from "
-            f"{start:%Y-%m-%d %H:%M:%S} (Oracle's ORA-12034)",
-        )
-    return log, start
 
 
 def _stage_and_apply(
@@ -161,25 +118,6 @@ def _stage_and_apply(
     finally:
         with ends.dest_db.session() as session:
             session.execute(dest.drop_table_sql(schema, stage))
-
-
-def _purged_past(purged_before: datetime | None, start: datetime, complete_ts: datetime | None) -> bool:
-    """Whether the log may have lost entries the refresh needs: it was purged past ``start``, and past
-    the mark the last complete copy started from (entries purged before that mark are in the copy)."""
-    if purged_before is None or start >= purged_before:
-        return False
-    return complete_ts is None or complete_ts < purged_before
-
-
-def _entries_to_apply(ends: Endpoints, log: LogRecord, start: datetime, replayed: set[str]) -> bool:
-    """Whether the log holds entries since ``start`` the replay log does not list: a count, and only
-    when the count does not already tell, the entries' RLOG_ROWGUIDs."""
-    source = ends.source_db.dialect
-    with ends.source_db.session() as session:
-        count = int(session.query(log_entries_sql(source, log, start, count=True))[0][0])
-        if count == 0 or count > len(replayed):
-            return count > 0
-        return any(row[0] not in replayed for row in session.query(log_entries_sql(source, log, start, count=False)))
 
 
 def _spark_null(column: Column, ends: Endpoints) -> Any:

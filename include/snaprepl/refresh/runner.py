@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from datetime import datetime
 from typing import Any
 
 from snaprepl import run_history
@@ -14,6 +13,7 @@ from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplErro
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.idle import record_succeeded
 from snaprepl.refresh.incremental import refresh_incremental
 from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
@@ -54,31 +54,8 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             raise failure from err
         finally:
             ends.dispose()
-        catalog.update_snapshot(
-            snapshot.sn_name,
-            sn_last_status="succeeded",
-            sn_last_error=None,
-            sn_last_refresh_kind=outcome.kind,
-            sn_last_refresh_at=utcnow(),
-            sn_last_rows_copied=outcome.rows_copied,
-            sn_last_rows_upserted=outcome.rows_upserted,
-            sn_last_rows_deleted=outcome.rows_deleted,
-            sn_last_duration_s=time.monotonic() - started,
-        )
-        _record(catalog, outcome, started_at)
+        record_succeeded(catalog, outcome, started, started_at)
     return outcome
-
-
-def _record(catalog: Catalog, outcome: RefreshOutcome, started_at: datetime) -> None:
-    """Put the refresh in the history: a complete refresh read and wrote every row; an incremental
-    one took its changes (upserts and deletes), and is idle when it took none."""
-    if outcome.kind == COMPLETE:
-        rows = {"rh_rows_in": outcome.rows_copied, "rh_rows_out": outcome.rows_copied, "rh_rows_deleted": 0}
-    else:
-        changes = outcome.rows_upserted + outcome.rows_deleted
-        rows = {"rh_rows_in": changes, "rh_rows_out": outcome.rows_upserted, "rh_rows_deleted": outcome.rows_deleted}
-    idle = outcome.kind == INCREMENTAL and not rows["rh_rows_in"]
-    run_history.record_refresh(catalog, outcome.snapshot, outcome.kind, started_at, "idle" if idle else "ok", **rows)
 
 
 def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints, kind: str) -> RefreshOutcome:

@@ -12,6 +12,7 @@ from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import RefreshJobArgs
 from snaprepl.submit.alerts import alerting
+from snaprepl.submit.idle import idle_refresh
 from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
 
 
@@ -55,10 +56,14 @@ def prepare_refresh(
 
 
 def submit_refresh(request: RefreshRequest, catalog: Catalog, settings: Settings) -> RefreshOutcome:
-    """Run a refresh as the Airflow task does: spark-submit of ``spark_jobs/refresh_snapshot.py``."""
+    """Run a refresh as the Airflow task does: spark-submit of ``spark_jobs/refresh_snapshot.py``,
+    unless it is an incremental refresh with nothing to apply (see :mod:`snaprepl.submit.idle`)."""
     snapshot = catalog.snapshot(request.snapshot)
     if snapshot is None:
         raise SnapreplError(f"there is no snapshot {request.snapshot}")
+    idle = idle_refresh(request, catalog)
+    if idle is not None:
+        return idle
     submission = prepare_refresh(request, snapshot, catalog, settings)
     try:
         with alerting(catalog, settings, snapshot.sn_name, f"refresh of {snapshot.sn_name}"):

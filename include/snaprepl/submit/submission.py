@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from snaprepl import timeouts
+from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
@@ -351,6 +352,7 @@ def run_submission(submission: Submission) -> dict[str, Any]:
 
 def _submit_hook(submission: Submission) -> Any:
     """The Spark provider's SparkSubmitHook of ``submission`` (Airflow is loaded in submit mode only)."""
+    load_airflow_configuration()  # Airflow loads here for a command line: its logging goes to stderr
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
     return SparkSubmitHook(**submission.hook_kwargs())

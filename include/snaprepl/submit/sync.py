@@ -13,6 +13,7 @@ from snaprepl.errors import ReplicationError
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import DEFAULT_ROWS_PER_COMMIT, SyncJobArgs
 from snaprepl.submit.alerts import alerting
+from snaprepl.submit.idle import idle_sync
 from snaprepl.submit.refresh import catalog_connection_of
 from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
 
@@ -91,8 +92,13 @@ def prepare_sync(
 def submit_sync(
     action: str, item: str, server: str | None, rows_per_commit: int, catalog: Catalog, settings: Settings
 ) -> list[Outcome]:
-    """Run one sync job as the Airflow task does: spark-submit of ``spark_jobs/sync_publication.py``."""
-    submission = prepare_sync(action, item, server, rows_per_commit, catalog, settings, run_id=uuid.uuid4().hex)
+    """Run one sync job as the Airflow task does: spark-submit of ``spark_jobs/sync_publication.py``,
+    unless none of its steps has anything to do (see :mod:`snaprepl.submit.idle`)."""
+    run_id = uuid.uuid4().hex
+    idle = idle_sync(action, item, server, catalog, settings, run_id)
+    if idle is not None:
+        return idle
+    submission = prepare_sync(action, item, server, rows_per_commit, catalog, settings, run_id=run_id)
     try:
         what = f"{action} of {item}" + (f" with {server}" if server else "")
         with alerting(catalog, settings, item, what, server=server):

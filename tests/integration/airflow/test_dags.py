@@ -139,6 +139,25 @@ def test_airflow_dags_test_runs_a_generated_dag(snapshots, pg_db, sqlite_db) -> 
     assert sorted(sqlite_db.rows("SELECT id, v FROM dag_copy")) == [(1, "changed"), (2, "b")]
 
 
+def test_an_idle_scheduled_refresh_task_starts_no_spark_submit(snapshots, catalog, refresher, monkeypatch) -> None:
+    from snaprepl.airflow.operators import SnapreplSparkOperator
+
+    def no_spark_submit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an idle refresh must not start spark-submit")
+
+    name = snapshots["incremental"]
+    api.repl_refresh_inc_snapshot(name, catalog=catalog, refresher=refresher)  # earlier changes applied
+    before = catalog.snapshot(name).sn_last_refresh_at
+    monkeypatch.setattr(SnapreplSparkOperator, "_run_submission", no_spark_submit)
+    task = SnapshotRefreshOperator(task_id="idle_refresh", snapshot=name)
+
+    result = task.execute({"dag_run": SimpleNamespace(run_type=DagRunType.SCHEDULED, conf={}), "params": {}})
+
+    assert (result["kind"], result["rows_upserted"], result["rows_deleted"]) == ("incremental", 0, 0)
+    record = catalog.snapshot(name)
+    assert record.sn_last_status == "succeeded" and record.sn_last_refresh_at > before
+
+
 def test_a_name_whose_dag_id_another_snapshot_has_is_refused_at_creation(
     snapshots, pg_db, sqlite_db, catalog, settings, refresher, monkeypatch
 ) -> None:

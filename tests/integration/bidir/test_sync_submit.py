@@ -212,3 +212,34 @@ def test_update_snapshot_from_the_command_line_reports_and_notifies(
     assert f"public.{item}" in text.stdout and publication["dag_id"] in text.stdout
     assert "caught up" in text.stdout and "push ok" in text.stdout
     assert snaprepl("history", "--limit", "0").returncode == 2, "--limit is a positive whole number"
+    synced_at = catalog.publication(f"public.{item}").sp_last_sync_at
+
+    idle = snaprepl("sql", "-v", f"REPL_UPDATE_SNAPSHOT('{item}', 2)")  # nothing left: decided before Spark
+    assert idle.returncode == 0, idle.stderr[-3000:]
+    assert "Spark-Submit cmd" not in idle.stdout + idle.stderr, "an idle sync starts no spark-submit"
+    for db in servers.subscribers:
+        for step in (f"pull from {servers.name(db)}: 0 changes", f"push to {servers.name(db)}: 0 changes"):
+            assert any(line.strip().startswith(step) for line in idle.stdout.splitlines()), idle.stdout
+    assert catalog.publication(f"public.{item}").sp_last_sync_at > synced_at, "the idle sync is recorded"
+    assert_idle_steps_start_no_spark_submit(servers, f"public.{item}")
+    idle_runs = catalog.history(f"public.{item}")[:6]  # the idle sync's 4 steps and the 2 tasks, as jobs record
+    assert [(r.rh_outcome, r.rh_rows_in, r.rh_lag_seconds) for r in idle_runs] == [("idle", 0, 0.0)] * 6
+
+
+def assert_idle_steps_start_no_spark_submit(servers: Servers, item: str) -> None:
+    """The DAG's pull and push tasks of an idle publication answer without a spark-submit."""
+    from snaprepl.airflow.operators import ReplicationSyncOperator, SnapreplSparkOperator
+
+    def no_spark_submit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an idle sync step must not start spark-submit")
+
+    original = SnapreplSparkOperator._run_submission
+    SnapreplSparkOperator._run_submission = no_spark_submit  # type: ignore[method-assign]
+    try:
+        for action in ("pull", "push"):
+            server = servers.name(servers.lite)
+            task = ReplicationSyncOperator(task_id=f"idle_{action}", item=item, action=action, server=server)
+            [outcome] = task.execute({"params": {}})  # type: ignore[arg-type]
+            assert (outcome["step"], outcome["server"], outcome["changes"]) == (action, server, 0)
+    finally:
+        SnapreplSparkOperator._run_submission = original  # type: ignore[method-assign]

@@ -1,0 +1,43 @@
+"""Work decided before any Spark: a scheduled refresh or sync step with nothing to do is answered by
+the submitter from SQL counts, with the outcome the job would have given, and starts no job.
+
+One call for every path that starts jobs (the CLI, the Python API, the Airflow operators) and every
+way of running them: ``None`` means "start the job". Anything the counts cannot settle (a busy
+lease, a source or log that is gone, a complete refresh required, a database that does not answer)
+is also left to the job, which reports it as it always did.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from snaprepl.bidir.idle import sync_if_idle
+from snaprepl.bidir.state import Outcome
+from snaprepl.catalog.store import Catalog
+from snaprepl.refresh.idle import refresh_if_idle
+from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+from snaprepl.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def idle_refresh(request: RefreshRequest, catalog: Catalog) -> RefreshOutcome | None:
+    """The outcome of ``request`` if it is an incremental refresh with nothing to apply (recorded in
+    the catalog); None when a job must run."""
+    try:
+        return refresh_if_idle(request, catalog=catalog)
+    except Exception as err:  # the job meets it again and reports it in full
+        log.info("deciding before Spark whether %s has work failed (%s): the job decides", request.snapshot, err)
+        return None
+
+
+def idle_sync(
+    action: str, item: str, server: str | None, catalog: Catalog, settings: Settings, run_id: str
+) -> list[Outcome] | None:
+    """The outcomes of sync job ``action`` of ``item`` if none of its steps has anything to do
+    (recorded in the catalog); None when a job must run."""
+    try:
+        return sync_if_idle(catalog, item, action, server, run_id, tolerance_minutes=settings.snp_repl_tolerance_offset)
+    except Exception as err:  # the job meets it again and reports it in full
+        log.info("deciding before Spark whether %s of %s has work failed (%s): the job decides", action, item, err)
+        return None
