@@ -70,7 +70,8 @@ class JobRun:
         self._failure = failure
 
     def __enter__(self) -> JobRun:
-        configure_job_logging()  # progress lines reach the task log
+        if RESULT_SINK.get() is None:  # its own process: progress lines reach the task log
+            configure_job_logging()  # (in its caller's process, the caller's logging decides)
         return self
 
     def open_catalog(self) -> Catalog:
