@@ -16,6 +16,9 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,13 +42,32 @@ class Timeouts:
     statement_seconds: int = 0
 
 
+#: A lower lock timeout for the sessions opened inside :func:`capped` (None: no cap).
+_LOCK_CAP: ContextVar[int | None] = ContextVar("snaprepl_lock_cap", default=None)
+
+
 def current() -> Timeouts:
-    """The timeouts in force: the environment's (set for Spark jobs), else the settings'."""
+    """The timeouts in force: the environment's (set for Spark jobs), else the settings', with the lock
+    timeout lowered to the cap of an enclosing :func:`capped` block."""
     lock, statement = os.environ.get(LOCK_ENV), os.environ.get(STATEMENT_ENV)
     if lock and statement and lock.isdigit() and statement.isdigit():
-        return Timeouts(max(int(lock), 1), int(statement))
-    settings = _settings()
-    return Timeouts(settings.lock_timeout_seconds, settings.statement_timeout_seconds)
+        limits = Timeouts(max(int(lock), 1), int(statement))
+    else:
+        settings = _settings()
+        limits = Timeouts(settings.lock_timeout_seconds, settings.statement_timeout_seconds)
+    cap = _LOCK_CAP.get()
+    return limits if cap is None else Timeouts(min(limits.lock_seconds, cap), limits.statement_seconds)
+
+
+@contextmanager
+def capped(lock_seconds: int) -> Iterator[None]:
+    """Sessions opened in this block wait at most ``lock_seconds`` for a lock: for work that may give
+    up and leave the decision to a later step (the submitter's idle check leaves it to the job)."""
+    token = _LOCK_CAP.set(max(lock_seconds, 1))
+    try:
+        yield
+    finally:
+        _LOCK_CAP.reset(token)
 
 
 @functools.cache

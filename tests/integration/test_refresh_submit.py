@@ -216,8 +216,10 @@ def _kill_blocked_refresh(victim: str, db: RealDatabase, statement: str, marker:
             start_new_session=True,
         )
         try:
-            reached = wait_for(lambda: _lock_waiters(db) or cli.poll() is not None, 240)
-            assert reached and cli.poll() is None, f"the refresh never reached the locked log: {cli.stderr.read()}"
+            # The submitter's idle check waits for the lock first (5 s at most), then the job's driver.
+            in_job = lambda: _lock_waiters(db) and all(job_processes(cli.pid))  # noqa: E731
+            reached = wait_for(lambda: in_job() or cli.poll() is not None, 240)
+            assert reached and cli.poll() is None, f"the job never reached the locked log: {cli.stderr.read()}"
             jvm, driver = job_processes(cli.pid)
             assert jvm and driver, f"no JVM or driver under the CLI: {descendants(cli.pid)}"
             if victim == "lease":  # the run is thought dead and taken over: it must not commit

@@ -52,3 +52,15 @@ def test_only_lock_timeouts_become_lock_timeout_errors() -> None:
     assert timeouts.lock_timeout(my, Exception(1062, "Duplicate entry"), "INSERT INTO t", "d", 5) is None
     busy = sqlite3.OperationalError("database is locked")
     assert "waiting for a lock on f.db" in str(timeouts.lock_timeout(lite, busy, "BEGIN IMMEDIATE", "f.db", 5))
+
+
+def test_a_capped_block_lowers_the_lock_timeout_only_inside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(timeouts.LOCK_ENV, "60")
+    monkeypatch.setenv(timeouts.STATEMENT_ENV, "7")
+    assert timeouts.current() == timeouts.Timeouts(60, 7)
+    with timeouts.capped(5):
+        assert timeouts.current() == timeouts.Timeouts(5, 7)
+        with timeouts.capped(90):  # a cap never raises the setting
+            assert timeouts.current() == timeouts.Timeouts(60, 7)
+        assert timeouts.current() == timeouts.Timeouts(5, 7)
+    assert timeouts.current() == timeouts.Timeouts(60, 7)

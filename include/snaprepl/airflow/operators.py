@@ -172,6 +172,7 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         idle = idle_refresh(request, catalog)
         if idle is not None:
             self.log.info("%s; decided without Spark", idle)
+            refresh_metrics(idle.to_dict())  # a quiet copy's lag and backlog are figures too
             return idle.to_dict()
         submission = prepare_refresh(request, record, catalog, settings)
         with alerting(catalog, settings, record.sn_name, f"refresh of {record.sn_name}", ignore=NO_FAILURE):

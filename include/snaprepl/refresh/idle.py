@@ -8,6 +8,7 @@ It records the outcome in the catalog and the run history as the job's own no-op
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime
 
 from snaprepl import run_history
@@ -39,15 +40,15 @@ def refresh_if_idle(request: RefreshRequest, *, catalog: Catalog) -> RefreshOutc
                 return None
         finally:
             ends.dispose()
-        outcome = nothing_applied(snapshot, started)
-        record_succeeded(catalog, outcome, started, started_at)
+        outcome = record_succeeded(catalog, nothing_applied(snapshot, started), started, started_at)
     return outcome
 
 
-def record_succeeded(catalog: Catalog, outcome: RefreshOutcome, started: float, started_at: datetime) -> None:
+def record_succeeded(catalog: Catalog, outcome: RefreshOutcome, started: float, started_at: datetime) -> RefreshOutcome:
     """Record a refresh that succeeded (``started``: its ``time.monotonic()`` at the start), in the
     snapshot's record and in the history: a complete refresh read and wrote every row; an incremental
-    one took its changes (upserts and deletes), and is idle when it took none."""
+    one took its changes (upserts and deletes), and is idle when it took none. Returns ``outcome`` with
+    the lag and backlog the history measured."""
     catalog.update_snapshot(
         outcome.snapshot,
         sn_last_status="succeeded",
@@ -65,4 +66,9 @@ def record_succeeded(catalog: Catalog, outcome: RefreshOutcome, started: float, 
         changes = outcome.rows_upserted + outcome.rows_deleted
         rows = {"rh_rows_in": changes, "rh_rows_out": outcome.rows_upserted, "rh_rows_deleted": outcome.rows_deleted}
     idle = outcome.kind == INCREMENTAL and not rows["rh_rows_in"]
-    run_history.record_refresh(catalog, outcome.snapshot, outcome.kind, started_at, "idle" if idle else "ok", **rows)
+    run = run_history.record_refresh(
+        catalog, outcome.snapshot, outcome.kind, started_at, "idle" if idle else "ok", **rows
+    )
+    if run is None:
+        return outcome
+    return replace(outcome, lag_seconds=run.rh_lag_seconds, backlog=run.rh_backlog)

@@ -58,6 +58,10 @@ class RefreshOutcome:
     note: str | None = None
     #: How a complete refresh copied its rows: :data:`COPIED_BY_PIPE` or :data:`COPIED_BY_SPARK`.
     copied_by: str | None = None
+    #: The copy's lag (s) and the log rows still pending at the end, as the history recorded them
+    #: (None: not measured).
+    lag_seconds: float | None = None
+    backlog: int | None = None
 
     def __str__(self) -> str:
         if self.kind == COMPLETE:

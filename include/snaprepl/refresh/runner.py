@@ -54,7 +54,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             raise failure from err
         finally:
             ends.dispose()
-        record_succeeded(catalog, outcome, started, started_at)
+        outcome = record_succeeded(catalog, outcome, started, started_at)
     return outcome
 
 

@@ -17,15 +17,21 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.refresh.idle import refresh_if_idle
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.timeouts import capped
 
 log = logging.getLogger(__name__)
+
+#: Longest the check waits for a lock on a log (one held by a long transaction, say): then the job
+#: decides, and waits for the lock as long as the settings say.
+CHECK_LOCK_SECONDS = 5
 
 
 def idle_refresh(request: RefreshRequest, catalog: Catalog) -> RefreshOutcome | None:
     """The outcome of ``request`` if it is an incremental refresh with nothing to apply (recorded in
     the catalog); None when a job must run."""
     try:
-        return refresh_if_idle(request, catalog=catalog)
+        with capped(CHECK_LOCK_SECONDS):
+            return refresh_if_idle(request, catalog=catalog)
     except Exception as err:  # the job meets it again and reports it in full
         log.info("deciding before Spark whether %s has work failed (%s): the job decides", request.snapshot, err)
         return None
@@ -37,7 +43,10 @@ def idle_sync(
     """The outcomes of sync job ``action`` of ``item`` if none of its steps has anything to do
     (recorded in the catalog); None when a job must run."""
     try:
-        return sync_if_idle(catalog, item, action, server, run_id, tolerance_minutes=settings.snp_repl_tolerance_offset)
+        with capped(CHECK_LOCK_SECONDS):
+            return sync_if_idle(
+                catalog, item, action, server, run_id, tolerance_minutes=settings.snp_repl_tolerance_offset
+            )
     except Exception as err:  # the job meets it again and reports it in full
         log.info("deciding before Spark whether %s of %s has work failed (%s): the job decides", action, item, err)
         return None

@@ -411,6 +411,9 @@ def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment
         time.sleep(0.5)
     assert "2|c" in _metric(d.statsd, "airflow.snaprepl.refresh.rows", copy), d.statsd.lines()
     assert _metric(d.statsd, "airflow.snaprepl.refresh.duration", copy), "a timing, tagged by copy"
+    # The run applied every pending change: the copy is caught up (lag 0, nothing left in its log).
+    assert _metric(d.statsd, "airflow.snaprepl.refresh.lag_seconds", copy)[-1:] == ["0.0|g"], d.statsd.lines()
+    assert _metric(d.statsd, "airflow.snaprepl.log.backlog", copy)[-1:] == ["0|g"], d.statsd.lines()
     named = f"airflow.snaprepl.refresh.rows.{d.snapshot.replace('.', '__').replace('@', '_')},kind=incremental:2|c"
     assert named in d.statsd.lines(), "the copy in the name too, for StatsD without tags"
 
