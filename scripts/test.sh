@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the whole test suite: setup (idempotent), real PostgreSQL and MariaDB, ruff, mypy, import contracts, pytest.
-# Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -x
+# Extra arguments go to pytest, e.g. scripts/test.sh tests/unit -x (-n 0: one process)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -17,5 +17,5 @@ echo "== mypy (strict, the files of [tool.mypy] in pyproject.toml)"
 echo "== import contracts ([tool.importlinter] in pyproject.toml)"
 "$VENV/bin/lint-imports" --no-cache
 
-echo "== pytest"
-exec "$VENV/bin/python" -m pytest "$@"
+echo "== pytest (two workers: pytest-xdist, each module on one worker, Airflow deployments on the same one)"
+exec "$VENV/bin/python" -m pytest -n 2 --dist loadgroup "$@"

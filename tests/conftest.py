@@ -46,6 +46,7 @@ HEAVY_MODULES = {
     "tests/integration/test_tls.py",
     "tests/integration/airflow/test_airflow_uses.py",
     "tests/integration/airflow/test_scheduler_run.py",
+    "tests/integration/airflow/test_replication_page.py",
 }
 
 
