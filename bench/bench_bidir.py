@@ -1,13 +1,17 @@
 """Bi-directional replication cost, each figure beside its reference measured in the same run.
 
-(a) REPL_UPDATE_SNAPSHOT (a whole spark-submit: pull from each subscriber, then push to each) of
+(a) REPL_UPDATE_SNAPSHOT (the whole command: pull from each subscriber, then push to each) of
     --changes changes spread over a PostgreSQL publisher and a MariaDB and a SQLite subscriber of a
     --rows-row table, --conflict-share of them conflicting, beside the same call with nothing to do;
 (b) REPL_INIT_SNAPSHOT of --init-rows rows (bigint key, int, double, varchar(40), timestamp) from a
     PostgreSQL publisher into a PostgreSQL subscriber, at the seed's default 100 rows per commit and
     at 10,000, beside ``psql COPY ... TO STDOUT | psql COPY ... FROM STDIN`` of the same rows.
 
-    .venv/bin/python bench/bench_bidir.py
+Each figure is measured in every --spark mode (``submit``: a spark-submit per sync; ``connect``: the
+sync runs in the CLI on a Spark Connect server this script starts and stops), as min / median of
+--runs runs (each sync run with a fresh set of changes).
+
+    .venv/bin/python bench/bench_bidir.py --spark submit,connect
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ import os
 import random
 import subprocess
 import time
+from typing import Any
 
-from bench_refresh import FILL, TABLE_DDL
+from bench_refresh import FILL, TABLE_DDL, min_median, ratio, spark_mode
 from common import bench_database, catalog, print_table, snaprepl
 
 ITEMS_DDL = "CREATE TABLE items (id int PRIMARY KEY, name varchar(40), price numeric(10,2))"
@@ -82,10 +87,27 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=10_000)
     parser.add_argument("--conflict-share", type=float, default=0.1)
     parser.add_argument("--init-rows", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3, help="runs of every figure (min / median)")
+    parser.add_argument("--spark", default="submit", help="Spark modes, side by side: submit, connect or both")
     args = parser.parse_args()
+    modes = [m.strip() for m in args.spark.split(",") if m.strip()]
+    if not modes or set(modes) - {"submit", "connect"}:
+        parser.error("--spark takes submit, connect, or submit,connect")
     catalog()
-    rng = random.Random(7)
+    sync_rows = measure_syncs(args, modes, random.Random(7))
+    init_rows = measure_inits(args, modes)
+    print(f"\nevery cell: min / median of {args.runs} runs; the whole command (CLI included)\n")
+    print_table(
+        ["mode", "changes", "conflicts", "REPL_UPDATE_SNAPSHOT (s)", "with nothing to do (s)"],
+        sync_rows,
+    )
+    print()
+    print_table(["mode", "rows", "rows per commit", "REPL_INIT_SNAPSHOT (s)", "COPY pipe (s)", "init/COPY"], init_rows)
 
+
+def measure_syncs(args: argparse.Namespace, modes: list[str], rng: random.Random) -> list[list[str]]:
+    """(a), in every mode: --runs syncs of fresh changes, and --runs syncs with nothing to do."""
+    rows = []
     with (
         bench_database("postgres", "bench_pub") as (pub_id, pub_connect),
         bench_database("mysql", "bench_my") as (my_id, my_connect),
@@ -104,33 +126,35 @@ def main() -> None:
                 f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{conn_id}'), '{item}', 2, 10000)",
             ]
         snaprepl("; ".join(setup))
-        idle = min(snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")[0] for _ in range(2))
-        print(f"(a) REPL_UPDATE_SNAPSHOT with nothing to do: {idle:.1f} s", flush=True)
-
-        plan = plan_changes(args.rows, args.changes, args.conflict_share, rng)
         conns = {"pub": pub, "my": my_connect(), "lite": lite_connect()}
-        for server, changes in plan.items():
-            apply_changes(conns[server], changes)
-        made = sum(len(c) for c in plan.values())
-        synced, report = snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")
-        print(report, flush=True)
-        prints = {server: fingerprint(conn) for server, conn in conns.items()}
-        assert prints["pub"] == prints["my"] == prints["lite"], "the replicas differ after the sync"
-        conflicts = int(sum(int(line.split(",")[2].split()[0]) for line in report.splitlines() if "pull from" in line))
-        sync_rows = [
-            [
-                f"{made:,}",
-                ", ".join(f"{s} {len(c):,}" for s, c in plan.items()),
-                f"{conflicts:,}",
-                f"{synced:.1f}",
-                f"{idle:.1f}",
-                f"{synced - idle:.1f}",
-            ]
-        ]
+        for mode in modes:
+            with spark_mode(mode):
+                rows.append(_syncs(args, mode, item, conns, rng))
         for conn in conns.values():
             conn.close()
+    return rows
 
-    init_rows = []
+
+def _syncs(args: argparse.Namespace, mode: str, item: str, conns: dict[str, Any], rng: random.Random) -> list[str]:
+    idle = [snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")[0] for _ in range(args.runs)]
+    synced, conflicts = [], []
+    for _ in range(args.runs):
+        plan = plan_changes(args.rows, args.changes, args.conflict_share, rng)
+        for server, changes in plan.items():
+            apply_changes(conns[server], changes)
+        elapsed, report = snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")
+        print(f"(a) {mode}: {elapsed:.1f} s\n{report}", flush=True)
+        prints = {server: fingerprint(conn) for server, conn in conns.items()}
+        assert prints["pub"] == prints["my"] == prints["lite"], "the replicas differ after the sync"
+        synced.append(elapsed)
+        conflicts.append(sum(int(line.split(",")[2].split()[0]) for line in report.splitlines() if "pull from" in line))
+    spread = f"{min(conflicts):,}" if min(conflicts) == max(conflicts) else f"{min(conflicts):,}-{max(conflicts):,}"
+    return [mode, f"{args.changes:,}", spread, min_median(synced), min_median(idle)]
+
+
+def measure_inits(args: argparse.Namespace, modes: list[str]) -> list[list[str]]:
+    """(b), in every mode: --runs initial loads at 100 and at 10,000 rows per commit, and as many COPY pipes."""
+    rows = []
     with (
         bench_database("postgres", "bench_init_pub") as (src_id, src_connect),
         bench_database("postgres", "bench_init_sub") as (dst_id, dst_connect),
@@ -146,32 +170,37 @@ def main() -> None:
         )
         src_name = os.environ[f"AIRFLOW_CONN_{src_id.upper()}"].rsplit("/", 1)[1]
         dst_name = os.environ[f"AIRFLOW_CONN_{dst_id.upper()}"].rsplit("/", 1)[1]
-        copy = copy_pipe_between(src_name, dst_name, "big", "copy_ref")
-        print(f"(b) COPY pipe of {args.init_rows:,} rows: {copy:.1f} s", flush=True)
         server = f"REPL_SNP_SERVER('{dst_id}')"
-        for per_commit in (100, 10_000):
-            snaprepl(f"REPL_CREATE_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
-            elapsed, report = snaprepl(
-                f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{dst_id}'), 'big@{src_id}', 2, {per_commit})"
-            )
-            cur = dst.cursor()
-            cur.execute("SELECT COUNT(*) FROM big")
-            assert cur.fetchone()[0] == args.init_rows
-            init_rows.append(
-                [f"{args.init_rows:,}", f"{per_commit:,}", f"{elapsed:.1f}", f"{copy:.1f}", f"{elapsed / copy:.2f}"]
-            )
-            print(f"(b) REPL_INIT_SNAPSHOT, {per_commit} rows per commit: {elapsed:.1f} s\n{report}", flush=True)
-            snaprepl(f"REPL_DROP_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
+        for mode in modes:
+            with spark_mode(mode):
+                for per_commit in (100, 10_000):
+                    inits, copies = [], []
+                    for _ in range(args.runs):
+                        snaprepl(f"REPL_CREATE_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
+                        elapsed, report = snaprepl(
+                            f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{dst_id}'), 'big@{src_id}', 2, {per_commit})"
+                        )
+                        cur = dst.cursor()
+                        cur.execute("SELECT COUNT(*) FROM big")
+                        assert cur.fetchone()[0] == args.init_rows
+                        snaprepl(f"REPL_DROP_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
+                        dst.cursor().execute("TRUNCATE copy_ref")
+                        inits.append(elapsed)
+                        copies.append(copy_pipe_between(src_name, dst_name, "big", "copy_ref"))
+                        print(f"(b) {mode}, {per_commit} rows per commit: {elapsed:.1f} s\n{report}", flush=True)
+                    rows.append(
+                        [
+                            mode,
+                            f"{args.init_rows:,}",
+                            f"{per_commit:,}",
+                            min_median(inits),
+                            min_median(copies),
+                            ratio(inits, copies),
+                        ]
+                    )
         src.close()
         dst.close()
-
-    print()
-    print_table(
-        ["changes", "by server", "conflicts", "REPL_UPDATE_SNAPSHOT (s)", "with nothing to do (s)", "difference (s)"],
-        sync_rows,
-    )
-    print()
-    print_table(["rows", "rows per commit", "REPL_INIT_SNAPSHOT (s)", "COPY pipe (s)", "init/COPY"], init_rows)
+    return rows
 
 
 def copy_pipe_between(source_db: str, target_db: str, source: str, target: str) -> float:
