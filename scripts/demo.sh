@@ -86,6 +86,24 @@ step "publisher shop.customers | subscriber branch.customers (same rows, same RO
 paste <(db shop.db "SELECT id, name, city, ROWGUID FROM customers ORDER BY id") \
       <(db branch.db "SELECT id, name, city, ROWGUID FROM customers ORDER BY id") | column -t -s $'\t'
 
+step "Spark modes: the same incremental refresh by spark-submit, then on a Spark Connect server"
+export SNAPREPL_STATE_DIR="$DEMO_DIR/state"
+port=$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+trap 'snaprepl spark-server stop >/dev/null 2>&1 || true' EXIT
+timed() { # timed LABEL: an order changes, then UPDATE SNAPSHOT, timed as a whole command
+  db shop.db "UPDATE orders SET amount = amount + 1 WHERE id = 2"
+  local start=$EPOCHREALTIME
+  snaprepl sql "UPDATE SNAPSHOT orders_copy@demo_warehouse" | sed 's/^/    /'
+  awk -v a="$start" -v b="$EPOCHREALTIME" -v what="$1" 'BEGIN { printf "    %s: %.1f s (the whole command)\n", what, b - a }'
+}
+timed "spark-submit (spark_mode = submit, the default)"
+connection=$(snaprepl spark-server start --port "$port" | tail -n 1)
+eval "export $connection"  # AIRFLOW_CONN_SNAPREPL_SPARK: a spark_connect connection (token in it)
+timed "Spark Connect, first run (opens the session)"
+timed "Spark Connect, next run (the session is reused)"
+snaprepl spark-server stop >/dev/null
+unset AIRFLOW_CONN_SNAPREPL_SPARK
+
 step "snaprepl status"
 snaprepl status --no-probe
 
