@@ -1,0 +1,223 @@
+"""The Python API of bi-directional replication, with the seed's function names: servers,
+publications of tables (type 2) and collections (type 1), subscriptions, initial loads, syncs,
+conflict resolvers. :mod:`snaprepl.api` carries them with the rest of the API.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from snaprepl.arguments import checked
+from snaprepl.bidir.notify import notify_conflicts
+from snaprepl.bidir.servers import register_server, server_name
+from snaprepl.catalog.store import Catalog
+from snaprepl.ops import collection_pubs as coll
+from snaprepl.ops.publications import (
+    add_resolver,
+    check_type,
+    create_publication,
+    create_subscription,
+    drop_publication,
+    drop_subscription,
+    find_publication,
+)
+from snaprepl.ops.purge import purge_urplogs
+from snaprepl.schedules import validate_schedule
+from snaprepl.settings import Settings
+from snaprepl.statements.parser import parse_table_ref
+from snaprepl.submit.sync import Syncer, submit_sync
+
+
+def default_catalog(catalog: Catalog | None) -> Catalog:
+    """``catalog``, or the process's catalog (Airflow's ``[snaprepl]`` settings)."""
+    return catalog if catalog is not None else Catalog.open(Settings.load())
+
+
+def default_settings(settings: Settings | None) -> Settings:
+    """``settings``, or Airflow's ``[snaprepl]`` settings."""
+    return settings if settings is not None else Settings.load()
+
+
+_catalog, _settings = default_catalog, default_settings
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """Outcomes of the steps of a sync job."""
+
+    what: str
+    outcomes: list[Any]
+    notified: int = 0
+
+    def __str__(self) -> str:
+        lines = [f"{self.what}:"] + [f"  {o}" for o in self.outcomes]
+        if self.notified:
+            lines.append(f"  {self.notified} conflicts notified")
+        return "\n".join(lines) if self.outcomes else f"{self.what}: nothing to do"
+
+
+@checked
+def repl_snp_server(
+    dsn: str, user: str | None = None, password: str | None = None, *, catalog: Catalog | None = None
+) -> str:
+    """``REPL_SNP_SERVER(conn_id[, user, password])``: register a replication server; return its unique
+    replication name.
+
+    :param dsn: the Airflow connection id of the server.
+    :param user: accepted so the seed's calls run as written, but credentials belong to the
+        connection: the user and password given here are neither used nor stored.
+    """
+    if user is not None or password is not None:
+        logging.getLogger("snaprepl").warning(
+            "REPL_SNP_SERVER('%s', ...): the user and password arguments are ignored and not stored; "
+            "snaprepl connects with the login of Airflow connection '%s'",
+            dsn,
+            dsn,
+        )
+    if coll.is_collection_conn(dsn):
+        return coll.register_collection_server(dsn, catalog=_catalog(catalog))
+    return register_server(dsn, catalog=_catalog(catalog))
+
+
+@checked
+def repl_server_name(dsn: str, *, catalog: Catalog | None = None) -> str:
+    """``REPL_SERVER_NAME(conn_id)``: the replication name of a registered server."""
+    return server_name(dsn, catalog=_catalog(catalog))
+
+
+@checked
+def repl_create_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_CREATE_SNAPSHOT_PUB(item, 2)``: publish a table (ROWGUID column, bi-directional log, triggers);
+    ``REPL_CREATE_SNAPSHOT_PUB('/path/collection/@conn_id', 1)``: publish a WebDAV collection or folder."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.create_collection_publication(item, catalog=_catalog(catalog))
+    return create_publication(parse_table_ref(item), type, catalog=_catalog(catalog))
+
+
+@checked
+def repl_drop_snapshot_pub(item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_DROP_SNAPSHOT_PUB(item, 2)``: drop a publication with its subscriptions and resolvers."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.drop_collection_publication(item, catalog=_catalog(catalog))
+    return drop_publication(parse_table_ref(item), type, catalog=_catalog(catalog))
+
+
+@checked
+def repl_create_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_CREATE_SNAPSHOT_SUB(server, item, 2)``: create the replica on a registered server."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.create_collection_subscription(str(server), item, catalog=_catalog(catalog))
+    return create_subscription(server, parse_table_ref(item), type, catalog=_catalog(catalog))
+
+
+@checked
+def repl_drop_snapshot_sub(server: str, item: str, type: int, *, catalog: Catalog | None = None) -> Any:
+    """``REPL_DROP_SNAPSHOT_SUB(server, item, 2)``: drop a subscription and its replica."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.drop_collection_subscription(str(server), item, catalog=_catalog(catalog))
+    return drop_subscription(server, parse_table_ref(item), type, catalog=_catalog(catalog))
+
+
+@checked
+def repl_init_snapshot(
+    server: str,
+    item: str,
+    type: int,
+    rows_per_commit: int = 100,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    syncer: Syncer | None = None,
+) -> SyncResult:
+    """``REPL_INIT_SNAPSHOT(server, item, 2[, rows_per_commit])``: load the publisher's rows into the
+    replica, committing every ``rows_per_commit`` rows (default 100, as the seed). Type 1: copy the
+    collection, committing per resource, in this process."""
+    if type == coll.COLLECTION_TYPE:
+        counts = coll.init_collection(str(server), item, catalog=_catalog(catalog))
+        return SyncResult(f"REPL_INIT_SNAPSHOT {item} on {server}", [str(counts)])
+    check_type(type)
+    catalog = _catalog(catalog)
+    publication, _ = find_publication(catalog, parse_table_ref(item))
+    outcomes = (syncer or submit_sync)(
+        "init", publication.sp_item, str(server), int(rows_per_commit), catalog, _settings(settings)
+    )
+    return SyncResult(f"REPL_INIT_SNAPSHOT {publication.sp_item} on {server}", outcomes)
+
+
+@checked
+def repl_update_snapshot(
+    item: str,
+    type: int,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    syncer: Syncer | None = None,
+) -> SyncResult:
+    """``REPL_UPDATE_SNAPSHOT(item, 2)``: pull every subscriber's changes into the publisher (with
+    conflict resolution), then push the publisher's log to every subscriber but each change's origin.
+    Type 1: scan and sync the collection in this process, resource by resource."""
+    if type == coll.COLLECTION_TYPE:
+        catalog, settings = _catalog(catalog), _settings(settings)
+        counts = coll.sync_collection(item, catalog=catalog)
+        return SyncResult(f"REPL_UPDATE_SNAPSHOT {item}", [str(counts)], notify_conflicts(catalog, settings))
+    check_type(type)
+    catalog, settings = _catalog(catalog), _settings(settings)
+    publication, _ = find_publication(catalog, parse_table_ref(item))
+    outcomes = (syncer or submit_sync)("sync", publication.sp_item, None, 100, catalog, settings)
+    notified = notify_conflicts(catalog, settings)
+    return SyncResult(f"REPL_UPDATE_SNAPSHOT {publication.sp_item}", outcomes, notified)
+
+
+@checked
+def repl_add_snapshot_cr(
+    table: str,
+    suffix: str,
+    type: str,
+    order: int,
+    klass: str,
+    column: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+) -> Any:
+    """``REPL_ADD_SNAPSHOT_CR(table, suffix, type, order, class[, column])``: add a conflict resolver.
+
+    :param klass: ``min``, ``max``, ``ave`` (with ``column``), ``pub_wins``, ``sub_wins``, or the import
+        path ``package.module:function`` of a resolver of your own.
+    """
+    return add_resolver(parse_table_ref(table), suffix, type, order, klass, column, catalog=_catalog(catalog))
+
+
+@checked
+def repl_add_dav_cr(
+    collection: str,
+    klass: str,
+    notify_email: str | None = None,
+    notify_text: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+) -> Any:
+    """``REPL_ADD_DAV_CR(collection, class[, notify_email, notify_text])``: a conflict resolver of a
+    collection (and the collections under it that have none): ``pub_wins``, ``sub_wins`` or
+    ``package.module:function``."""
+    return coll.add_dav_resolver(collection, klass, notify_email, notify_text, catalog=_catalog(catalog))
+
+
+@checked
+def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
+    """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
+    catalog = _catalog(catalog)
+    publication, _ = find_publication(catalog, parse_table_ref(item))
+    value = validate_schedule(schedule)
+    catalog.update_publication(publication.sp_item, sp_schedule=value)
+    return f"publication {publication.sp_item}: schedule {value or 'none (manual syncs only)'}"
+
+
+@checked
+def repl_purge_urplogs(*, catalog: Catalog | None = None, settings: Settings | None = None) -> str:
+    """``REPL_PURGE_URPLOGS()``: purge update replay logs per publication, subscriber and direction."""
+    return str(purge_urplogs(catalog=_catalog(catalog), settings=_settings(settings)))
+
+
+#: Functions callable from statements, by lower-case name.
