@@ -47,7 +47,9 @@ def apply_changes(conn: object, changes: list[tuple[str, int, str]]) -> None:
     cur.execute("COMMIT")
 
 
-def plan_changes(rows: int, total: int, conflict_share: float, rng: random.Random) -> dict[str, list]:
+def plan_changes(
+    rows: int, total: int, conflict_share: float, rng: random.Random, new_from: int | None = None
+) -> dict[str, list]:
     """``total`` changes over three servers; ``conflict_share`` of them are subscribers' updates of keys
     the publisher updates too (update conflicts)."""
     conflicting = int(total * conflict_share)
@@ -60,7 +62,7 @@ def plan_changes(rows: int, total: int, conflict_share: float, rng: random.Rando
         plan["my"].append(("update", key, "9.00"))
         plan["lite"].append(("update", key, "8.00"))
     servers = ["pub", "my", "lite"]
-    new_key = rows
+    new_key = rows if new_from is None else new_from  # keys above every key inserted so far
     for i, key in enumerate(rest[: total - 3 * len(collide)]):
         server = servers[i % 3]
         roll = rng.random()
@@ -139,7 +141,9 @@ def _syncs(args: argparse.Namespace, mode: str, item: str, conns: dict[str, Any]
     idle = [snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")[0] for _ in range(args.runs)]
     synced, conflicts = [], []
     for _ in range(args.runs):
-        plan = plan_changes(args.rows, args.changes, args.conflict_share, rng)
+        cur = conns["pub"].cursor()
+        cur.execute("SELECT MAX(id) FROM items")
+        plan = plan_changes(args.rows, args.changes, args.conflict_share, rng, new_from=cur.fetchone()[0])
         for server, changes in plan.items():
             apply_changes(conns[server], changes)
         elapsed, report = snaprepl(f"REPL_UPDATE_SNAPSHOT('{item}', 2)")
