@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -133,6 +133,25 @@ def read_state(path: Path) -> dict[str, Any] | None:
 
 
 @contextlib.contextmanager
+def ticking(every: float, tick: Callable[[], None], name: str) -> Iterator[None]:
+    """Call ``tick()`` every ``every`` seconds in a daemon thread while the block runs; the thread is
+    joined before the block's end returns."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every):
+            tick()
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextlib.contextmanager
 def bar_while(path: Path, stream: TextIO | None = None, every: float = 0.25) -> Iterator[None]:
     """Draw the job's progress bar from ``path`` on ``stream`` (stderr) while the block runs, if it is a
     terminal and the job's step asks for a bar; nothing otherwise."""
@@ -140,7 +159,6 @@ def bar_while(path: Path, stream: TextIO | None = None, every: float = 0.25) -> 
     if not out.isatty():
         yield
         return
-    stop = threading.Event()
     drawn: list[str] = []
 
     def draw() -> None:
@@ -152,17 +170,10 @@ def bar_while(path: Path, stream: TextIO | None = None, every: float = 0.25) -> 
                 out.flush()
                 drawn.append(line)
 
-    def loop() -> None:
-        while not stop.wait(every):
-            draw()
-
-    thread = threading.Thread(target=loop, name="snaprepl-progress-bar", daemon=True)
-    thread.start()
     try:
-        yield
+        with ticking(every, draw, "snaprepl-progress-bar"):
+            yield
     finally:
-        stop.set()
-        thread.join()
         draw()  # the last state, so a short job ends with its bar full
         if drawn:
             out.write("\n")

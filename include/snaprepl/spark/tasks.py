@@ -4,9 +4,10 @@ long write (a complete refresh's copy, an initial load's staging) runs as a sing
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from snaprepl.progress import ticking
 
 
 def tasks_done(spark: Any) -> tuple[int, int]:
@@ -27,20 +28,14 @@ def tasks_done(spark: Any) -> tuple[int, int]:
 @contextlib.contextmanager
 def reporting_tasks(spark: Any, report: Callable[[int, int], None], every: float = 5.0) -> Iterator[None]:
     """Call ``report(done, total)`` every ``every`` seconds while the block runs, when the count moved."""
-    stop = threading.Event()
+    last = (0, 0)
 
-    def loop() -> None:
-        last = (0, 0)
-        while not stop.wait(every):
-            now = tasks_done(spark)
-            if now[1] and now != last:
-                report(*now)
-                last = now
+    def poll() -> None:
+        nonlocal last
+        now = tasks_done(spark)
+        if now[1] and now != last:
+            report(*now)
+            last = now
 
-    thread = threading.Thread(target=loop, name="snaprepl-task-progress", daemon=True)
-    thread.start()
-    try:
+    with ticking(every, poll, "snaprepl-task-progress"):
         yield
-    finally:
-        stop.set()
-        thread.join()
