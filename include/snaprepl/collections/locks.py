@@ -46,8 +46,14 @@ class LockWaits:
 
     def __init__(self, catalog: Catalog, item: str) -> None:
         self.catalog, self.item = catalog, item
-        self.pending = {(w.server, w.path): w for w in catalog.waiting(item)}
+        self.pending: dict[tuple[str, str], WaitingResource] = {}
         self._applied: set[tuple[str, str]] = set()
+
+    def load(self) -> LockWaits:
+        """Read what the previous runs left waiting (call under the publication's lease)."""
+        self.pending = {(w.server, w.path): w for w in self.catalog.waiting(self.item)}
+        self._applied.clear()
+        return self
 
     def _wanted(self, target: Store, rel: str, version: str) -> WaitingResource | None:
         """The waiting body of ``version`` on ``target``, if it is still there; any other waiting
@@ -151,6 +157,8 @@ class LockWaits:
     def sweep(self, stores: Iterable[Store]) -> None:
         """Forget the waiting versions no longer wanted: their side holds them, or their origin has
         moved on to another version (which the sync carries instead)."""
+        if not self.pending:
+            return
         by_server = {store.server: store for store in stores}
         manifests = {server: self.catalog.manifest(self.item, server) for server in by_server}
         for waiting in list(self.pending.values()):

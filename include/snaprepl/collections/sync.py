@@ -75,7 +75,7 @@ class CollectionSync:
     def _leased(self) -> Iterator[None]:
         """Hold the publication's lease (:class:`~snaprepl.errors.SnapshotBusy` when another run has it)."""
         with RunLock(self.catalog, lease_name(self.item), self.run_id, what=f"publication {self.item}"):
-            self.locks = LockWaits(self.catalog, self.item)  # as the previous run left them
+            self.locks.load()  # as the previous run left them
             yield
 
     def sync(self) -> Counts:
