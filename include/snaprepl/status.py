@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
+from snaprepl.catalog.dav_waiting import WaitingResource
 from snaprepl.catalog.records import HistoryRecord, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
@@ -138,12 +139,38 @@ def _publication(catalog: Catalog, publication: PublicationRecord, context: _Pub
     }
 
 
+def _waiting(publication: PublicationRecord, waiting: WaitingResource) -> dict[str, Any]:
+    """A collection's resource waiting for a lock on ``waiting.server`` to be released."""
+    if waiting.temp is None:
+        what = "deletion"
+    elif waiting.origin == publication.sp_server:
+        what = "publisher update (replaces)"
+    else:
+        what = "subscriber update (judged when applied)"
+    return {
+        "path": waiting.path,
+        "server": waiting.server,
+        "origin": waiting.origin,
+        "version": waiting.rowguid,
+        "waits_as": what,
+        "temp": waiting.temp and publication.sp_item.rpartition("@")[0] + waiting.temp,
+        "since": _iso(waiting.since),
+        "last_try": _iso(waiting.last_try),
+    }
+
+
 def _publications(catalog: Catalog, locks: Locks, probe: bool) -> list[dict[str, Any]]:
     servers = {s.server: s.db_address for s in catalog.servers()}
-    return [
-        _publication(catalog, publication, _PublicationContext(servers, locks, catalog.log(publication.sp_item), probe))
-        for publication in catalog.publications()
-    ]
+    waiting: dict[str, list[WaitingResource]] = {}
+    for entry in catalog.waiting():
+        waiting.setdefault(entry.item, []).append(entry)
+    found = []
+    for publication in catalog.publications():
+        context = _PublicationContext(servers, locks, catalog.log(publication.sp_item), probe)
+        entry = _publication(catalog, publication, context)
+        entry["waiting_on_locks"] = [_waiting(publication, w) for w in waiting.get(publication.sp_item, [])]
+        found.append(entry)
+    return found
 
 
 def _lock_waits(snapshot: SnapshotRecord) -> list[str] | None:

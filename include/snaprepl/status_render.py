@@ -164,6 +164,16 @@ def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
     return _table("subscriptions", headers, rows)
 
 
+def _waiting_table(publications: list[dict[str, Any]]) -> str:
+    rows = [
+        [p["item"], w["path"], w["server"], w["origin"], w["waits_as"], w["since"], w["temp"]]
+        for p in publications
+        for w in p.get("waiting_on_locks", [])
+    ]
+    headers = ["publication", "resource", "locked on", "from", "waits as", "since", "body waits at"]
+    return _table("resources waiting on locks", headers, rows)
+
+
 def render_text(status: dict[str, Any]) -> str:
     """The report :func:`collect_status` gathered, as tables for people."""
     servers = [[s["server"], s["conn_id"]] for s in status["servers"]]
@@ -177,6 +187,7 @@ def render_text(status: dict[str, Any]) -> str:
             _table("replication servers", ["server", "connection"], servers),
             _publications_table(status["publications"]),
             _subscriptions_table(status["publications"]),
+            _waiting_table(status["publications"]),
             _table("conflicts", ["publication", "type", "decision", "count", "not notified", "last"], conflicts),
         ]
     )

@@ -4,9 +4,10 @@
 command's log), ``email`` (the SMTP provider's notifier to ``conflict_email_to`` over connection
 ``smtp_conn_id``), or the import path ``package.module:Class`` of any Airflow ``BaseNotifier``
 (built with no arguments). Notifiers are called with a context whose ``conflicts`` are the ledger's
-rows; a conflict is notified once. Alerts (failed runs, lag over ``lag_alert_minutes``, see
-:mod:`snaprepl.submit.alerts`) go to the same notifier, with a context whose ``alerts`` are lines of
-text (and ``conflicts`` empty).
+rows; a conflict is notified once. A collection's conflict is also mailed to the address its
+resolver names, with its text (:mod:`snaprepl.collections.notify`). Alerts (failed runs, lag over
+``lag_alert_minutes``, see :mod:`snaprepl.submit.alerts`) go to the same notifier, with a context
+whose ``alerts`` are lines of text (and ``conflicts`` empty).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
+from snaprepl.collections.notify import mail_owners
 from snaprepl.errors import InvalidArgument
 from snaprepl.settings import Settings
 
@@ -99,6 +101,7 @@ def notify_conflicts(catalog: Catalog, settings: Settings) -> int:
         return 0
     notifier = build_notifier(settings)
     notifier({"conflicts": conflicts, "describe": describe})
+    mail_owners(conflicts, settings)  # collections: the resolver's notify_email gets notify_text
     catalog.mark_notified([c["CF_ID"] for c in conflicts])
     return len(conflicts)
 

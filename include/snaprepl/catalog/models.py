@@ -273,3 +273,22 @@ SYS_DAV_CR = Table(
     Column("DCR_NOTIFY_TEXT", Text),
     UniqueConstraint("DCR_COLLECTION", "DCR_ORDER", name="uq_sys_dav_cr_order"),
 )
+
+SYS_DAV_WAITING = Table(
+    "SYS_DAV_WAITING",
+    metadata,
+    Column("DW_ITEM", NAME, primary_key=True, comment="published collection: /path/@conn_id"),
+    Column("DW_SERVER", ASCII_IDENT, primary_key=True, comment="server where the resource is locked"),
+    Column(
+        "DW_PATH_KEY",
+        String(64).with_variant(mysql.VARCHAR(64, charset="ascii"), "mysql", "mariadb"),
+        primary_key=True,
+        comment="sha256 of DW_PATH",
+    ),
+    Column("DW_PATH", Text, nullable=False, comment="resource path relative to the collection"),
+    Column("DW_ORIGIN", ASCII_IDENT, nullable=False, comment="server the waiting version comes from"),
+    Column("DW_ROWGUID", ASCII_IDENT, nullable=False, comment="the waiting version"),
+    Column("DW_TEMP", Text, comment="its body under _SYS_REPL_BACKUP/.locked/ on DW_SERVER; NULL: a deletion"),
+    Column("DW_SINCE", TIMESTAMP, nullable=False, comment="first found locked"),
+    Column("DW_LAST_TRY", TIMESTAMP, nullable=False, comment="last found locked"),
+)

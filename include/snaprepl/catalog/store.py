@@ -1,9 +1,9 @@
 """Reading and writing the SYS_* catalog.
 
 :class:`Catalog` is the only code that touches the catalog tables; each of its parts (snapshot logs,
-snapshots, leases, publications, update replay log, conflicts, run history, collection manifests)
-lives in a module of its own. Where the catalog database is: the Airflow connection
-``[snaprepl] catalog_conn_id`` when defined, else the Airflow metadata database (see
+snapshots, leases, publications, update replay log, conflicts, run history, collection manifests,
+resources waiting on locks) lives in a module of its own. Where the catalog database is: the Airflow
+connection ``[snaprepl] catalog_conn_id`` when defined, else the Airflow metadata database (see
 :mod:`snaprepl.catalog.location`).
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 from snaprepl.catalog.conflicts import Conflicts
+from snaprepl.catalog.dav_waiting import DavWaiting
 from snaprepl.catalog.history import History
 from snaprepl.catalog.leases import Leases
 from snaprepl.catalog.location import catalog_connection
@@ -25,7 +26,9 @@ from snaprepl.db import create_engine
 from snaprepl.settings import Settings
 
 
-class Catalog(SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts, History, Manifests):
+class Catalog(
+    SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts, History, Manifests, DavWaiting
+):
     """The SYS_* catalog in one database.
 
     :param engine: a SQLAlchemy engine on the catalog database.

@@ -3,8 +3,9 @@
 A resolver is ``pub_wins``, ``sub_wins`` or the import path ``package.module:function`` of a function
 called with keywords ``path`` (relative to the publication), ``incoming`` and ``current`` (the
 resources' properties: version, ETag, size, mtime), ``origin`` (the incoming side's server) and
-``open_incoming`` (a context manager reading the incoming body); it returns 0 (undecided, next
-resolver), 1 (subscriber wins) or 3 (publisher wins). Undecided at the end: publisher wins.
+``open_incoming`` (a context manager reading the incoming body: the one waiting on a lock, if it
+waited); it returns 0 (undecided, next resolver), 1 (subscriber wins) or 3 (publisher wins).
+Undecided at the end: publisher wins.
 """
 
 from __future__ import annotations

@@ -30,7 +30,11 @@ class CollectionError(ReplicationError):
 
 
 class ResourceLockedError(CollectionError):
-    """A resource is locked (WebDAV LOCK) on the side to be written: it waits for the next sync."""
+    """A resource is locked (WebDAV LOCK) on the side to be written: it waits for the next sync.
+
+    ``server`` is the replication name of that side."""
+
+    server: str | None = None
 
 
 def _locked(err: BaseException) -> bool:
@@ -116,9 +120,11 @@ class Store:
             ) from None
         except Exception as err:
             if _locked(err):
-                raise ResourceLockedError(
+                locked = ResourceLockedError(
                     f"{what}: the resource is locked at {self.where()}", "it is replicated once the lock is released"
-                ) from None
+                )
+                locked.server = self.server
+                raise locked from None
             raise CollectionError(f"{what} at {self.where()} failed: {_explain(err)}", _hint(err)) from None
 
     def check(self) -> None:
@@ -158,19 +164,31 @@ class Store:
     def write(self, rel: str, source: IO[bytes]) -> Fingerprint:
         """Stream ``source`` into ``rel`` through a temporary resource under ``_SYS_REPL_BACKUP`` moved
         into place, creating subcollections as needed; return the written resource's fingerprint."""
-        tmp = self.full(f"{BACKUP}/.tmp/{uuid.uuid4().hex}")
+        tmp = self.stage(source)
+        try:
+            return self.place(tmp, rel)
+        except BaseException:
+            self.discard(tmp)
+            raise
+
+    def stage(self, source: IO[bytes]) -> str:
+        """Stream ``source`` into a new temporary resource under ``_SYS_REPL_BACKUP/.tmp/``; return its
+        path (relative to the collection)."""
+        tmp = f"{BACKUP}/.tmp/{uuid.uuid4().hex}"
+        with self.guard("writing a temporary copy"):
+            self.fs.makedirs(posixpath.dirname(self.full(tmp)), exist_ok=True)
+            with self.fs.open(self.full(tmp), "wb") as out:
+                shutil.copyfileobj(source, out, CHUNK)
+        return tmp
+
+    def place(self, tmp: str, rel: str) -> Fingerprint:
+        """Move resource ``tmp`` onto ``rel`` (creating subcollections); return the fingerprint there.
+
+        :raises ResourceLockedError: ``rel`` is locked (``tmp`` is left where it is)."""
         target = self.full(rel)
         with self.guard(f"writing {rel}"):
-            self.fs.makedirs(posixpath.dirname(tmp), exist_ok=True)
-            with self.fs.open(tmp, "wb") as out:
-                shutil.copyfileobj(source, out, CHUNK)
             self.fs.makedirs(posixpath.dirname(target), exist_ok=True)
-            try:
-                self._move(tmp, target)
-            except BaseException:
-                with suppress(Exception):
-                    self.fs.rm_file(tmp)
-                raise
+            self._move(self.full(tmp), target)
         written = self.stat(rel)
         if written is None:
             raise CollectionError(f"{rel} vanished at {self.where()} right after it was written")
@@ -182,6 +200,11 @@ class Store:
             client.move(source, target, overwrite=True)
         else:
             self.fs.mv(source, target)
+
+    def discard(self, rel: str) -> None:
+        """Remove resource ``rel`` if it is there, quietly (a temporary copy or a backup undone)."""
+        with suppress(Exception):
+            self.fs.rm_file(self.full(rel))
 
     def backup(self, rel: str, stamp: str, origin: str) -> str:
         """Copy ``rel`` to ``_SYS_REPL_BACKUP/<rel>.<stamp>.<origin>``; return that path."""

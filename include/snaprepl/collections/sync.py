@@ -3,13 +3,18 @@
 Each resource is copied (streamed in chunks) and then committed on its own: its manifests on both
 sides, its SYS_URPLOG entry and any conflict go into the catalog in one transaction. A sync killed
 anywhere and run again converges: a copy it made but did not record is seen by the next scan as a
-change of the side written, judged again, and replaced by the winner.
+change of the side written, judged again, and replaced by the winner. A sync or init holds the
+publication's lease (``pull:<item>``) throughout: a second one at the same time is refused as busy.
+A resource locked on the side to be written waits there (:mod:`snaprepl.collections.locks`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,8 +22,10 @@ from typing import Any
 from snaprepl.catalog.manifests import ManifestEntry
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
+from snaprepl.collections.locks import LockWaits
 from snaprepl.collections.scan import scan
 from snaprepl.collections.stores import Fingerprint, ResourceLockedError, Store, same_body
+from snaprepl.refresh.lock import RunLock, check_leases
 
 log = logging.getLogger("snaprepl.collections")
 
@@ -60,21 +67,31 @@ class CollectionSync:
 
     def __init__(self, catalog: Catalog, item: str, publisher: Store, subscribers: list[Store]) -> None:
         self.catalog, self.item, self.pub, self.subs = catalog, item, publisher, subscribers
-        self.run_id = _now().strftime("%Y%m%dT%H%M%S%f")
+        self.run_id = f"{_now():%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:8]}"
         self.counts = Counts()
+        self.locks = LockWaits(catalog, item)
+
+    @contextmanager
+    def _leased(self) -> Iterator[None]:
+        """Hold the publication's lease (:class:`~snaprepl.errors.SnapshotBusy` when another run has it)."""
+        with RunLock(self.catalog, lease_name(self.item), self.run_id, what=f"publication {self.item}"):
+            self.locks.load()  # as the previous run left them
+            yield
 
     def sync(self) -> Counts:
         self.pub.check()
         for sub in self.subs:
             sub.check()
-        scan(self.catalog, self.item, self.pub, publisher=True)
-        for sub in self.subs:
-            self.pull(sub)
-            self._mark(sub, "pull")
-        for sub in self.subs:
-            self.push(sub)
-            self._mark(sub, "push")
-        self._forget_tombstones()
+        with self._leased():
+            scan(self.catalog, self.item, self.pub, publisher=True)
+            for sub in self.subs:
+                self.pull(sub)
+                self._mark(sub, "pull")
+            for sub in self.subs:
+                self.push(sub)
+                self._mark(sub, "push")
+            self.locks.sweep([self.pub, *self.subs])
+            self._forget_tombstones()
         now = _now()
         self.catalog.update_publication(self.item, sp_last_sync_at=now, sp_last_status="success", sp_last_error=None)
         return self.counts
@@ -103,14 +120,15 @@ class CollectionSync:
         """REPL_INIT_SNAPSHOT: copy every publisher resource to ``sub``, committing per resource."""
         self.pub.check()
         sub.check()
-        scan(self.catalog, self.item, self.pub, publisher=True)
-        self.push(sub)
-        self._mark(sub, "push")
+        with self._leased():
+            scan(self.catalog, self.item, self.pub, publisher=True)
+            self.push(sub)
+            self._mark(sub, "push")
         return self.counts
 
-    def _copy(self, source: Store, target: Store, rel: str) -> Fingerprint:
-        with source.reader(rel) as stream:
-            return target.write(rel, stream)
+    def _copy(self, source: Store, target: Store, rel: str, version: str) -> Fingerprint:
+        """Write ``version`` of ``rel`` from ``source`` to ``target`` (a locked target keeps it waiting)."""
+        return self.locks.write(source, target, rel, version)
 
     def _commit(
         self,
@@ -123,7 +141,9 @@ class CollectionSync:
     ) -> None:
         rp = (*replayed, _now()) if replayed is not None else None
         also = (other[0].server, other[1]) if other is not None else None
+        check_leases()  # a run taken over (thought dead) commits nothing more
         self.catalog.save_manifest(self.item, target.server, entries, replayed=rp, conflicts=conflicts or [], also=also)
+        self.locks.committed(target.server, [e.path for e in entries])
 
     def pull(self, sub: Store) -> None:
         """Replay ``sub``'s changes on the publisher, judging each against the publisher's version."""
@@ -134,8 +154,8 @@ class CollectionSync:
             if entry.pending:
                 try:
                     self._pull_one(sub, entry, theirs.get(rel))
-                except ResourceLockedError:  # judged and applied by a sync after the lock is released
-                    self.counts.locked.append(f"{rel} on {self.pub.server}")
+                except ResourceLockedError as err:  # judged and applied by a sync after the lock is released
+                    self.counts.locked.append(f"{rel} on {err.server or self.pub.server}")
 
     def _pull_one(self, sub: Store, s: ManifestEntry, p: ManifestEntry | None) -> None:
         p_live = p is not None and p.live
@@ -148,7 +168,7 @@ class CollectionSync:
             return
         if s.deleted:
             if p_live and p is not None and p.rowguid == s.old_rowguid:
-                self.pub.delete(s.path)
+                self.locks.delete(sub, self.pub, s.path, s.rowguid)
                 self.counts.deleted += 1
                 pub_entry = _with(p, s.path, s.rowguid, None, None)
                 self._commit(self.pub, [pub_entry], (sub.server, self.pub.server, s.rowguid), other=(sub, agreed))
@@ -166,7 +186,7 @@ class CollectionSync:
             self._conflict(sub, s, p)
 
     def _apply_sub(self, sub: Store, s: ManifestEntry, agreed: ManifestEntry) -> None:
-        fp = self._copy(sub, self.pub, s.path)
+        fp = self._copy(sub, self.pub, s.path, s.rowguid)
         self.counts.copied += 1
         pub_entry = _with(None, s.path, s.rowguid, fp, None)
         self._commit(self.pub, [pub_entry], (sub.server, self.pub.server, s.rowguid), other=(sub, agreed))
@@ -177,16 +197,16 @@ class CollectionSync:
             "incoming": _props(s),
             "current": _props(p),
             "origin": sub.server,
-            "open_incoming": lambda: sub.reader(s.path),
+            "open_incoming": self.locks.incoming(sub, self.pub, s.path, s.rowguid),
         }
         resolvers = resolve.nearest_resolvers(self.catalog, self.pub.root, self.pub.conn.conn_id, s.path)
         decision = resolve.decide(resolvers, **facts)
         stamp = _now().strftime("%Y%m%dT%H%M%S%fZ")
-        self.counts.conflicts += 1
         if decision.code == resolve.SUB_WINS:
             backup = self.pub.backup(s.path, stamp, p.rowguid.split("@")[0])
+            with _undone_if_locked(self.pub, backup):
+                fp = self._copy(sub, self.pub, s.path, s.rowguid)
             record = self._ledger(sub, s, p, decision, self.pub, backup)
-            fp = self._copy(sub, self.pub, s.path)
             pub_entry = _with(None, s.path, s.rowguid, fp, None)
             self._commit(
                 self.pub,
@@ -197,14 +217,16 @@ class CollectionSync:
             )
         else:
             backup = sub.backup(s.path, stamp, s.rowguid.split("@")[0])
+            with _undone_if_locked(sub, backup):
+                fp = self._copy(self.pub, sub, s.path, p.rowguid)
             record = self._ledger(sub, s, p, decision, sub, backup)
-            fp = self._copy(self.pub, sub, s.path)
             sub_entry = _with(None, s.path, p.rowguid, fp, p.rowguid)
             self._commit(sub, [sub_entry], (self.pub.server, sub.server, p.rowguid), conflicts=[record])
 
     def _ledger(
         self, sub: Store, s: ManifestEntry, p: ManifestEntry, decision: resolve.Decision, loser: Store, backup: str
     ) -> dict[str, Any]:
+        self.counts.conflicts += 1
         log.warning("%s: conflict on %s from %s: backup %s on %s", self.item, s.path, sub.server, backup, loser.server)
         return {
             "CF_ITEM": self.item,
@@ -248,13 +270,30 @@ class CollectionSync:
             self.counts.skipped += 1  # changed during this sync: left for the next one
             return
         if p.live:
-            fp: Fingerprint | None = self._copy(self.pub, sub, rel)
+            fp: Fingerprint | None = self._copy(self.pub, sub, rel, p.rowguid)
             self.counts.copied += 1
         else:
-            sub.delete(rel)
+            self.locks.delete(self.pub, sub, rel, p.rowguid)
             fp = None
             self.counts.deleted += 1
         self._commit(sub, [_with(s, rel, p.rowguid, fp, p.rowguid)], (self.pub.server, sub.server, p.rowguid))
+
+
+def lease_name(item: str) -> str:
+    """The lease a collection sync or init holds: the publication's pull lease (``snaprepl status``
+    reports its holder as the publication's running sync)."""
+    return f"pull:{item}"
+
+
+@contextmanager
+def _undone_if_locked(loser: Store, backup: str) -> Iterator[None]:
+    """A conflict whose winner cannot be written yet (locked) is judged again once the lock is gone:
+    the backup made for it goes."""
+    try:
+        yield
+    except ResourceLockedError:
+        loser.discard(backup)
+        raise
 
 
 def _props(e: ManifestEntry) -> dict[str, Any]:

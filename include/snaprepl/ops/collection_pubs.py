@@ -122,6 +122,7 @@ def drop_collection_subscription(server: str, item: str, *, catalog: Catalog) ->
     if catalog.subscription(server, record.sp_item) is None:
         raise SnapshotNotFound(f"server {server} does not subscribe to {record.sp_item}")
     catalog.delete_manifests(record.sp_item, server)
+    catalog.delete_waiting(record.sp_item, server)
     catalog.delete_subscription(server, record.sp_item)
     return Done(f"subscription of {server} to {record.sp_item} dropped (its files are left in place)")
 
@@ -131,6 +132,7 @@ def drop_collection_publication(item: str, *, catalog: Catalog) -> Done:
     for sub in catalog.subscriptions(record.sp_item):
         catalog.delete_subscription(sub.ss_server, record.sp_item)
     catalog.delete_manifests(record.sp_item)
+    catalog.delete_waiting(record.sp_item)
     catalog.delete_dav_resolvers(root, conn_id)
     catalog.delete_publication(record.sp_item)
     return Done(f"publication {record.sp_item} dropped (files are left in place)")
