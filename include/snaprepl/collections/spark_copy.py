@@ -30,6 +30,7 @@ from snaprepl.collections.stores import CollectionError, ResourceLockedError, St
 from snaprepl.connections import ConnectionInfo
 from snaprepl.db import create_engine
 from snaprepl.errors import SnapreplError, error_class
+from snaprepl.spark.errors import root_cause
 from snaprepl.spark.session import session_of
 
 log = logging.getLogger("snaprepl.collections")
@@ -138,16 +139,16 @@ class RemoteCopies:
         spark = session_of(self.spark)
         task = copy_task(type(syncer), url, syncer.item, (syncer.pub, sub), direction)
         frame = spark.createDataFrame([w.row() for w in work], "path STRING, p STRING, s STRING")
-        rows = frame.repartition(min(len(work), tasks(spark))).mapInArrow(task, RESULT_SCHEMA).collect()
+        try:
+            rows = frame.repartition(min(len(work), tasks(spark))).mapInArrow(task, RESULT_SCHEMA).collect()
+        except Exception as err:  # Spark's own failure (a lost worker, an executor out of memory)
+            raise CollectionError(
+                f"the Spark tasks copying {syncer.item} ({direction}, {sub.server}) failed: {root_cause(err)}",
+                "the resources committed so far stay; run the sync again",
+            ) from None
         done, errors = self._tally(syncer, rows)
-        log.info(
-            "%s: %s to %s: %d resources in %d Spark tasks",
-            syncer.item,
-            direction,
-            sub.server,
-            len(done),
-            len(self.by_task),
-        )
+        used = len({row.task for row in rows})
+        log.info("%s: %s %s: %d resources in %d Spark tasks", syncer.item, direction, sub.server, len(done), used)
         if errors:
             kind, message, hint = errors[0]
             raise error_class(kind, CollectionError)(message, hint)
@@ -242,6 +243,10 @@ def _step(
         return ("locked", None, None, None)
     except SnapreplError as err:  # the first one stops this task; the driver raises it
         return ("error", type(err).__name__, err.message, err.hint)
+    except Exception as err:  # e.g. the catalog's database failed: reported the same way, in one line
+        log.exception("copying %s failed", row["path"])  # the traceback, in the executor's log
+        first = (str(err).strip().splitlines() or [""])[0]
+        return ("error", "CollectionError", f"copying {row['path']} failed: {type(err).__name__}: {first}", None)
     after = (counts.copied, counts.deleted, counts.skipped)
     changed = [name for name, a, b in zip(("copied", "deleted", "skipped"), before, after, strict=True) if a != b]
     return (changed[0] if changed else "done", None, None, None)

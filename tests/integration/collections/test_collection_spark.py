@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from snaprepl import api
-from snaprepl.collections.stores import Store
+from snaprepl.collections.stores import CollectionError, Store
 from snaprepl.collections.sync import CollectionSync
 from snaprepl.connections import get_connection
 from tests.integration.collections.conftest import Sides
@@ -118,3 +119,20 @@ def test_copies_run_on_a_spark_connect_server(sides: Sides, coll_catalog: Any, c
     assert tree(sides.dav2, coll) == tree(sides.dav1, coll)
     assert sorted(replayed(coll_catalog, item)) == sorted(set(replayed(coll_catalog, item)))
     assert len(replayed(coll_catalog, item)) == 12
+
+
+def test_a_task_that_fails_stops_the_sync_with_its_error_and_keeps_the_others_copies(
+    sides: Sides, coll_catalog: Any, spark: Any
+) -> None:
+    coll, item = "/spark-err/c/", "/spark-err/c/@dav1"
+    publish(sides, coll_catalog, coll, 8, ("dav2",))
+    put(sides.dav1, coll, "blocked/x.txt", b"cannot land: blocked is a file on dav2")
+    put(sides.dav2, coll, "blocked", b"a file where the publisher has a subcollection")
+    run = CollectionSync(coll_catalog, item, Store.open("dav1", coll), [Store.open("dav2", coll)], spark=spark)
+    expected = re.escape("writing blocked/x.txt at /spark-err/c/ on server dav2")
+    with pytest.raises(CollectionError, match=expected) as failed:
+        run.init(run.subs[0])
+    assert get_connection("dav2").password not in str(failed.value)
+    landed = tree(sides.dav2, coll)
+    assert "blocked/x.txt" not in landed and len(landed) > 1, "the other tasks' copies stay"
+    assert sorted(t for t, _ in replayed(coll_catalog, item)) == ["dav2"] * (len(landed) - 1)
