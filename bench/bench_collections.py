@@ -144,7 +144,7 @@ def _print(args: argparse.Namespace, plain: float, local: tuple[float, ...], rem
                 "",
             ],
             [
-                "initial load (sync of an empty subscriber)",
+                "REPL_INIT_SNAPSHOT, same resources",
                 *cells(local[0], args.resources),
                 *cells(remote[0], args.resources),
             ],
