@@ -10,7 +10,8 @@ import sqlalchemy as sa
 
 from snaprepl.catalog.manifests import ManifestEntry as E
 from snaprepl.catalog.store import Catalog
-from snaprepl.collections.spark_copy import catalog_url, plain_pulls, plain_pushes
+from snaprepl.collections.spark_copy import _delta, catalog_url, plain_pulls, plain_pushes
+from snaprepl.collections.sync import Counts
 
 
 def test_pushes_in_tasks_are_those_with_something_to_write() -> None:
@@ -65,3 +66,11 @@ def test_tasks_reach_the_catalog_by_an_absolute_url(tmp_path: Path, monkeypatch:
     assert catalog_url(Catalog(sa.create_engine("sqlite://"))) is None  # in memory: the copies stay in the driver
     pg = Catalog(sa.create_engine("postgresql+psycopg2://u:secret@db:5432/cat"))
     assert catalog_url(pg) == "postgresql+psycopg2://u:secret@db:5432/cat"
+
+
+def test_a_tasks_counts_come_back_as_what_each_step_added() -> None:
+    counts = Counts(copied=2, locked=["a on dav2"])
+    before = {"copied": 2, "deleted": 0, "conflicts": 0, "skipped": 0, "locked": ["a on dav2"]}
+    counts.copied += 1
+    counts.locked.append("b on dav1")
+    assert _delta(before, vars(counts)) == {"copied": 1, "locked": ["b on dav1"]}

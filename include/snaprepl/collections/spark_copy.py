@@ -155,17 +155,19 @@ class RemoteCopies:
         return done
 
     def _tally(self, syncer: Syncer, rows: list[Any]) -> tuple[set[str], list[tuple[str, str, str | None]]]:
+        """Add what the tasks did to ``syncer.counts``; the paths they handled, and their errors."""
         done: set[str] = set()
         errors = []
         for row in rows:
             if row.outcome == "error":
                 errors.append((row.error_type, row.message, row.hint))
-            if row.outcome in ("locked", "error", "aborted"):
+            if row.outcome != "done":
                 continue
             done.add(row.path)
-            if row.outcome in ("copied", "deleted", "skipped"):
-                setattr(syncer.counts, row.outcome, getattr(syncer.counts, row.outcome) + 1)
-            if row.outcome == "copied":
+            delta = json.loads(row.message)
+            for name, change in delta.items():  # every field of the counts: numbers add up, lists extend
+                setattr(syncer.counts, name, getattr(syncer.counts, name) + change)
+            if delta.get("copied"):
                 self.by_task[row.task] += 1
                 self.workers.add(row.pid)
         return done, errors
@@ -230,10 +232,10 @@ def copy_task(
 def _step(
     syncer: Any, sub: Store, direction: str, row: dict[str, Any]
 ) -> tuple[str, str | None, str | None, str | None]:
-    """One resource, as the driver's loop would do it: (outcome, error class, message, hint)."""
+    """One resource, as the driver's loop would do it: (outcome, error class, message, hint). Done:
+    the message is what it added to the counts (JSON); locked: the driver takes it again."""
     p, s = _load(row["p"]), _load(row["s"])
-    counts = syncer.counts
-    before = (counts.copied, counts.deleted, counts.skipped)
+    before = {name: list(v) if isinstance(v, list) else v for name, v in vars(syncer.counts).items()}
     try:
         if direction == "push":
             syncer._push_one(sub, row["path"], p, s)
@@ -247,6 +249,13 @@ def _step(
         log.exception("copying %s failed", row["path"])  # the traceback, in the executor's log
         first = (str(err).strip().splitlines() or [""])[0]
         return ("error", "CollectionError", f"copying {row['path']} failed: {type(err).__name__}: {first}", None)
-    after = (counts.copied, counts.deleted, counts.skipped)
-    changed = [name for name, a, b in zip(("copied", "deleted", "skipped"), before, after, strict=True) if a != b]
-    return (changed[0] if changed else "done", None, None, None)
+    return ("done", None, json.dumps(_delta(before, vars(syncer.counts))), None)
+
+
+def _delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What a step added to each field of the counts: a number's increase, a list's new items."""
+    delta = {}
+    for name, now in after.items():
+        if now != before[name]:
+            delta[name] = now[len(before[name]) :] if isinstance(now, list) else now - before[name]
+    return delta
