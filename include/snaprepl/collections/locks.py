@@ -55,6 +55,10 @@ class LockWaits:
         self._applied.clear()
         return self
 
+    def reread(self) -> None:
+        """Read the waiting resources again after Spark tasks wrote (they record and apply their own)."""
+        self.pending = {(w.server, w.path): w for w in self.catalog.waiting(self.item)}
+
     def _wanted(self, target: Store, rel: str, version: str) -> WaitingResource | None:
         """The waiting body of ``version`` on ``target``, if it is still there; any other waiting
         version of ``rel`` there is forgotten."""

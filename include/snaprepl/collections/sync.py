@@ -1,4 +1,4 @@
-"""A collection sync, run in the calling process: pull every subscriber, then push to every subscriber.
+"""A collection sync: pull every subscriber, then push to every subscriber.
 
 Each resource is copied (streamed in chunks) and then committed on its own: its manifests on both
 sides, its SYS_URPLOG entry and any conflict go into the catalog in one transaction. A sync killed
@@ -6,6 +6,9 @@ anywhere and run again converges: a copy it made but did not record is seen by t
 change of the side written, judged again, and replaced by the winner. A sync or init holds the
 publication's lease (``pull:<item>``) throughout: a second one at the same time is refused as busy.
 A resource locked on the side to be written waits there (:mod:`snaprepl.collections.locks`).
+
+With ``spark`` (a SparkSession, or a function returning one) the plain copies run in Spark tasks
+(:mod:`snaprepl.collections.spark_copy`); judgement, conflicts and locked resources stay here.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.locks import LockWaits
 from snaprepl.collections.scan import scan
+from snaprepl.collections.spark_copy import RemoteCopies
 from snaprepl.collections.stores import Fingerprint, ResourceLockedError, Store, same_body
 from snaprepl.refresh.lock import RunLock, check_leases
 
@@ -65,9 +69,12 @@ def _unchanged(store: Store, entry: ManifestEntry | None) -> bool:
 class CollectionSync:
     """Syncs of publication ``item`` (``root`` on connection ``conn_id``) between its publisher and subscribers."""
 
-    def __init__(self, catalog: Catalog, item: str, publisher: Store, subscribers: list[Store]) -> None:
+    def __init__(
+        self, catalog: Catalog, item: str, publisher: Store, subscribers: list[Store], *, spark: Any | None = None
+    ) -> None:
         self.catalog, self.item, self.pub, self.subs = catalog, item, publisher, subscribers
         self.run_id = f"{_now():%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:8]}"
+        self.remote = RemoteCopies(spark) if spark is not None else None
         self.counts = Counts()
         self.locks = LockWaits(catalog, item)
 
@@ -149,7 +156,11 @@ class CollectionSync:
         """Replay ``sub``'s changes on the publisher, judging each against the publisher's version."""
         mine = scan(self.catalog, self.item, sub)
         theirs = self.catalog.manifest(self.item, self.pub.server)
-        for rel in sorted(mine):
+        rels = sorted(mine)
+        if self.remote is not None:
+            rels = self.remote.pull(self, sub, mine, theirs)
+            self.locks.reread()
+        for rel in rels:
             entry = mine[rel]
             if entry.pending:
                 try:
@@ -255,7 +266,11 @@ class CollectionSync:
         """Make ``sub`` hold the publisher's version of every resource."""
         theirs = self.catalog.manifest(self.item, sub.server)
         mine = self.catalog.manifest(self.item, self.pub.server)
-        for rel in sorted(set(mine) | set(theirs)):
+        rels = sorted(set(mine) | set(theirs))
+        if self.remote is not None:
+            rels = self.remote.push(self, sub, rels, mine, theirs)
+            self.locks.reread()
+        for rel in rels:
             try:
                 self._push_one(sub, rel, mine.get(rel), theirs.get(rel))
             except ResourceLockedError:  # the publisher's version replaces it once the lock is released
