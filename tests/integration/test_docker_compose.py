@@ -1,10 +1,9 @@
-"""docker-compose.yaml, docker/Dockerfile and docker/.env.example: validated by docker-compose itself
-and checked against what snaprepl, Airflow and Spark need from them.
+"""docker-compose.yaml and docker/Dockerfile: validated by docker-compose itself and checked against
+what snaprepl, Airflow and Spark need from them (services, health checks, mounts, settings, Spark,
+start-up order, image). Secrets and variables are tests/integration/test_docker_compose_secrets.py's.
 
-No Docker engine is involved: ``docker-compose config`` only parses, validates and interpolates. The
-resolved configuration is read twice: with no variable set (the file's own defaults, which
-docker/.env.example must list exactly), and with a distinct value for every secret (to see where
-each one lands).
+No Docker engine is involved: ``docker-compose config`` only parses, validates and interpolates
+(tests/support/compose.py runs it).
 """
 
 from __future__ import annotations
@@ -13,157 +12,37 @@ import itertools
 import json
 import os
 import re
-import secrets
-import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
-#: libyaml's loader when PyYAML has it (Airflow's config.yml is large).
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-REPO = Path(__file__).resolve().parents[2]
-COMPOSE_FILE = REPO / "docker-compose.yaml"
-DOCKERFILE = REPO / "docker" / "Dockerfile"
-ENV_EXAMPLE = REPO / "docker" / ".env.example"
-
-AIRFLOW_SERVICES = [
-    "airflow-apiserver",
-    "airflow-scheduler",
-    "airflow-dag-processor",
-    "airflow-triggerer",
-    "airflow-init",
-]
-ONE_SHOT = {"airflow-init"}
-SERVICES = {
-    *AIRFLOW_SERVICES,
-    "postgres",
-    "spark-master",
-    "spark-worker",
-    "spark-connect",
-    "source-postgres",
-    "source-mariadb",
-}
-#: Services that start only once airflow-init has migrated the metadata database and the catalog.
-AFTER_INIT = ["airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"]
-PASSWORD_VARIABLES = {"AIRFLOW_DB_PASSWORD", "SNAPREPL_CATALOG_PASSWORD", "SHOP_PG_PASSWORD", "SHOP_MY_PASSWORD"}
-SECRET_VARIABLES = PASSWORD_VARIABLES | {"AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "AIRFLOW_FERNET_KEY"}
-SPARK_MASTER_URL = "spark://spark-master:7077"
-
-#: ``${NAME}``, ``${NAME:-default}`` etc., but not the escaped ``$${NAME}``.
-VARIABLE = re.compile(r"(?<!\$)\$\{(?P<name>\w+)(?:(?P<op>:?[-?+])(?P<default>[^}]*))?\}")
-SUBSTITUTION_ONLY = re.compile(r"^\$\{(?P<name>\w+):-[^}]*\}$")
-
-# The values every Airflow service must see (with no variables set).
-EXPECTED_AIRFLOW_ENV = {
-    "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql+psycopg2://airflow:airflow@postgres/airflow",
-    "AIRFLOW__DATABASE__EXTERNAL_DB_MANAGERS": "snaprepl.catalog.db_manager.SnapreplDBManager",
-    "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": "http://airflow-apiserver:8080/execution/",
-    "AIRFLOW__CORE__LOAD_EXAMPLES": "false",
-    "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "true",
-    "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
-    "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "true",
-    "AIRFLOW_CONN_SNAPREPL_CATALOG": "postgresql://snaprepl_catalog:snaprepl_catalog@postgres:5432/airflow",
-    "AIRFLOW_CONN_SHOP_PG": "postgres://shop:shop@source-postgres:5432/shop",
-    "AIRFLOW_CONN_SHOP_MY": "mysql://shop:shop@source-mariadb:3306/shop",
-}
-
-
-# --- running docker-compose ---------------------------------------------------------------------
-
-
-def compose_variables(text: str) -> dict[str, list[tuple[str | None, str | None]]]:
-    """Every variable the compose file interpolates -> its (operator, default) at each use."""
-    found: dict[str, list[tuple[str | None, str | None]]] = {}
-    for match in VARIABLE.finditer(text):
-        found.setdefault(match["name"], []).append((match["op"], match["default"]))
-    return found
-
-
-def read_env_file(path: Path) -> dict[str, str]:
-    values = {}
-    for line in path.read_text().splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            name, sep, value = line.partition("=")
-            assert sep, f"{path}: not NAME=value: {line!r}"
-            values[name.strip()] = value.strip()
-    return values
-
-
-def docker_compose(env_file: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """docker-compose on the repository's file, isolated from the caller's Docker/Compose settings,
-    any .env at the repository root and any variable of the compose file set in this process."""
-    executable = shutil.which("docker-compose")
-    assert executable, "docker-compose is not installed: apt-get install docker-compose (scripts/setup.sh does it)"
-    ours = compose_variables(COMPOSE_FILE.read_text())
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in ours and not name.startswith(("DOCKER_", "COMPOSE_"))
-    }
-    env["COMPOSE_PROJECT_NAME"] = "snaprepl-compose-test"
-    return subprocess.run(
-        [executable, "--env-file", str(env_file), "-f", str(COMPOSE_FILE), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=60,
-    )
-
-
-def parse_config(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert result.returncode == 0, f"docker-compose config failed:\n{result.stderr}"
-    return yaml.load(result.stdout, Loader=SafeLoader)
+from tests.support.compose import (
+    AFTER_INIT,
+    AIRFLOW_SERVICES,
+    COMPOSE_FILE,
+    DOCKERFILE,
+    EXPECTED_AIRFLOW_ENV,
+    ONE_SHOT,
+    REPO,
+    SERVICES,
+    SPARK_MASTER_URL,
+    SafeLoader,
+    compose_runs,
+    environment,
+    locked_version,
+    mounts,
+    parse_config,
+    published_ports,
+    service,
+)
 
 
 @pytest.fixture(scope="module")
-def custom_secrets() -> dict[str, str]:
-    return {name: f"{name.lower().replace('_', '-')}-{secrets.token_hex(6)}" for name in sorted(SECRET_VARIABLES)}
-
-
-@pytest.fixture(scope="module")
-def runs(
-    tmp_path_factory: pytest.TempPathFactory, custom_secrets: dict[str, str]
-) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Every docker-compose invocation of this module, run concurrently (each takes most of a second):
-    ``check`` (config -q) and ``defaults`` with no variable set, ``customised`` with a distinct value
-    for every password and secret."""
-    directory = tmp_path_factory.mktemp("compose")
-    empty = directory / "empty.env"
-    empty.write_text("")
-    custom = directory / "custom.env"
-    custom.write_text("".join(f"{name}={value}\n" for name, value in custom_secrets.items()))
-    jobs = {
-        "check": (empty, "config", "-q"),
-        "defaults": (empty, "config"),
-        "customised": (custom, "config"),
-    }
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {name: pool.submit(docker_compose, *job) for name, job in jobs.items()}
-        return {name: future.result() for name, future in futures.items()}
-
-
-@pytest.fixture(scope="module")
-def raw_text() -> str:
-    return COMPOSE_FILE.read_text()
-
-
-@pytest.fixture(scope="module")
-def raw(raw_text: str) -> dict[str, Any]:
-    """The file as written (PyYAML resolves anchors and merge keys, not ${...})."""
-    return yaml.load(raw_text, Loader=SafeLoader)
-
-
-@pytest.fixture(scope="module")
-def documented() -> dict[str, str]:
-    return read_env_file(ENV_EXAMPLE)
+def runs() -> dict[str, subprocess.CompletedProcess[str]]:
+    return compose_runs()[1]
 
 
 @pytest.fixture(scope="module")
@@ -173,62 +52,9 @@ def defaults(runs: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any
 
 
 @pytest.fixture(scope="module")
-def customised(runs: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
-    """The configuration with a distinct value for every password and secret."""
-    return parse_config(runs["customised"])
-
-
-def service(config: dict[str, Any], name: str) -> dict[str, Any]:
-    assert name in config["services"], f"service {name} is missing"
-    return config["services"][name]
-
-
-def environment(config: dict[str, Any], name: str) -> dict[str, str]:
-    env = service(config, name).get("environment") or {}
-    assert isinstance(env, dict), f"{name}: environment should be a mapping"
-    return {key: "" if value is None else str(value) for key, value in env.items()}
-
-
-def mounts(config: dict[str, Any], name: str) -> dict[str, str]:
-    """Container path -> host path of the service's bind mounts."""
-    found = {}
-    for volume in service(config, name).get("volumes") or []:
-        source, target = (volume["source"], volume["target"]) if isinstance(volume, dict) else volume.split(":")[:2]
-        found[target] = source
-    return found
-
-
-def published_ports(config: dict[str, Any], name: str) -> set[tuple[int, int]]:
-    """(host port, container port) pairs."""
-    pairs = set()
-    for port in service(config, name).get("ports") or []:
-        if isinstance(port, dict):
-            pairs.add((int(port["published"]), int(port["target"])))
-        else:  # "[ip:]published:target[/protocol]"
-            published, target = str(port).split("/")[0].split(":")[-2:]
-            pairs.add((int(published), int(target)))
-    return pairs
-
-
-def url_password(value: str) -> str | None:
-    """The password of a URL with user info, else None."""
-    if "://" not in value:
-        return None
-    try:
-        return urlsplit(value).password
-    except ValueError:
-        return None
-
-
-def locked_version(distribution: str) -> str:
-    for line in (REPO / "requirements.txt").read_text().splitlines():
-        name, sep, version = line.partition("==")
-        if sep and name.strip().lower() == distribution:
-            return version.strip()
-    raise AssertionError(f"{distribution} is not pinned in requirements.txt")
-
-
-# --- the tests ------------------------------------------------------------------------------------
+def raw() -> dict[str, Any]:
+    """The file as written (PyYAML resolves anchors and merge keys, not ${...})."""
+    return yaml.load(COMPOSE_FILE.read_text(), Loader=SafeLoader)
 
 
 def test_docker_compose_config_is_valid(runs: dict[str, subprocess.CompletedProcess[str]]) -> None:
@@ -325,45 +151,6 @@ def test_airflow_settings_are_real_options(defaults: dict[str, Any]) -> None:
     assert issubclass(SnapreplDBManager, BaseDBManager)
 
 
-@pytest.mark.parametrize("resolution", ["defaults", "customised"])
-def test_catalog_connection_is_the_metadata_database(
-    resolution: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What snaprepl makes of AIRFLOW_CONN_SNAPREPL_CATALOG is the database Airflow migrates, reached by
-    tasks as the catalog role that airflow-init grants, and by airflow-init as the database's owner."""
-    from sqlalchemy.engine import make_url
-
-    from snaprepl.catalog.location import catalog_connection
-    from snaprepl.settings import Settings
-
-    env = environment(request.getfixturevalue(resolution), "airflow-scheduler")
-    monkeypatch.setenv("AIRFLOW_CONN_SNAPREPL_CATALOG", env["AIRFLOW_CONN_SNAPREPL_CATALOG"])
-    catalog = catalog_connection(Settings()).sqlalchemy_url()
-    metadata = make_url(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
-    assert catalog.get_backend_name() == metadata.get_backend_name() == "postgresql"
-    assert (catalog.host, catalog.port or 5432, catalog.database) == (
-        metadata.host,
-        metadata.port or 5432,
-        metadata.database,
-    )
-    assert catalog.username == "snaprepl_catalog" != metadata.username, "tasks do not hold the owner's credentials"
-    init = service(request.getfixturevalue(resolution), "airflow-init")
-    init_env = environment(request.getfixturevalue(resolution), "airflow-init")
-    assert catalog.password == init_env["SNAPREPL_CATALOG_PASSWORD"]
-    assert "snaprepl catalog grant snaprepl_catalog --password-env SNAPREPL_CATALOG_PASSWORD" in " ".join(
-        init["command"]
-    )
-    owner = make_url(init_env["AIRFLOW_CONN_SNAPREPL_CATALOG"].replace("postgresql://", "postgresql+psycopg2://"))
-    assert (owner.username, owner.password, owner.database) == (metadata.username, metadata.password, metadata.database)
-    postgres = environment(request.getfixturevalue(resolution), "postgres")
-    assert (metadata.host, metadata.username, metadata.password, metadata.database) == (
-        "postgres",
-        postgres["POSTGRES_USER"],
-        postgres["POSTGRES_PASSWORD"],
-        postgres["POSTGRES_DB"],
-    )
-
-
 def test_spark_connection_reaches_the_master(defaults: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
@@ -404,45 +191,6 @@ def test_spark_nodes_run_the_drivers_python_and_spark(defaults: dict[str, Any]) 
         assert environment(defaults, name)["PYTHONPATH"] == environment(defaults, "airflow-scheduler")["PYTHONPATH"]
 
 
-def test_source_connections_match_the_sample_databases(defaults: dict[str, Any], customised: dict[str, Any]) -> None:
-    from airflow.models.connection import Connection
-
-    from snaprepl.connections import ConnectionInfo
-
-    cases = {
-        "AIRFLOW_CONN_SHOP_PG": (
-            "source-postgres",
-            "postgres",
-            5432,
-            "POSTGRES_USER",
-            "POSTGRES_PASSWORD",
-            "POSTGRES_DB",
-        ),
-        "AIRFLOW_CONN_SHOP_MY": (
-            "source-mariadb",
-            "mysql",
-            3306,
-            "MARIADB_USER",
-            "MARIADB_PASSWORD",
-            "MARIADB_DATABASE",
-        ),
-    }
-    for config in (defaults, customised):
-        env = environment(config, "airflow-scheduler")
-        for variable, (host, dialect, port, user_key, password_key, database_key) in cases.items():
-            conn_id = variable.removeprefix("AIRFLOW_CONN_").lower()
-            info = ConnectionInfo.from_airflow(Connection(conn_id=conn_id, uri=env[variable]))
-            database = environment(config, host)
-            assert info.dialect.name == dialect
-            assert (info.host, info.port, info.schema, info.login, info.password) == (
-                host,
-                port,
-                database[database_key],
-                database[user_key],
-                database[password_key],
-            ), variable
-
-
 def test_startup_order(defaults: dict[str, Any]) -> None:
     def needs(name: str) -> dict[str, str]:
         return {dep: spec["condition"] for dep, spec in (service(defaults, name).get("depends_on") or {}).items()}
@@ -456,59 +204,6 @@ def test_startup_order(defaults: dict[str, Any]) -> None:
         for dependency, condition in needs(name).items():
             if condition == "service_healthy":
                 assert service(defaults, dependency).get("healthcheck"), f"{name} waits for {dependency}'s health"
-
-
-def test_variables_are_documented_with_the_same_defaults(raw_text: str, documented: dict[str, str]) -> None:
-    """Every ${VARIABLE} has a development default, and docker/.env.example lists each with that value
-    (so copying it to .env changes nothing until edited)."""
-    variables = compose_variables(raw_text)
-    assert set(variables) >= SECRET_VARIABLES
-    for name, uses in variables.items():
-        assert name in documented, f"${{{name}}} is not documented in docker/.env.example"
-        for op, default in uses:
-            assert op == ":-", f"${{{name}}} needs a development default (${{{name}:-...}})"
-            assert default == documented[name], f"${{{name}}}: default {default!r} != .env.example {documented[name]!r}"
-    assert not set(documented) - set(variables), "docker/.env.example documents variables the compose file ignores"
-
-
-def test_passwords_and_secrets_only_come_from_variables(raw: dict[str, Any]) -> None:
-    """In the file as written, every password (in URIs or *_PASSWORD keys) and every secret is one
-    ``${VARIABLE:-dev default}`` substitution of a known variable, never a literal."""
-    checked = set()
-    for name, definition in raw["services"].items():
-        for key, written in (definition.get("environment") or {}).items():
-            value = "" if written is None else str(written)
-            candidates = []
-            if re.search(r"PASSWORD|SECRET|FERNET", key) and not key.endswith("RANDOM_ROOT_PASSWORD"):
-                candidates.append(value)
-            if (password := url_password(value)) is not None:
-                candidates.append(password)
-            if value.lstrip().startswith("{"):
-                assert "password" not in json.loads(value), f"{name}.{key}: JSON connection with a password"
-            for candidate in candidates:
-                match = SUBSTITUTION_ONLY.match(candidate)
-                assert match and match["name"] in SECRET_VARIABLES, f"{name}.{key}: literal secret {candidate!r}"
-                checked.add(match["name"])
-    assert checked == SECRET_VARIABLES
-
-
-def test_resolved_passwords_follow_their_variables(customised: dict[str, Any], custom_secrets: dict[str, str]) -> None:
-    """With every secret set, each service sees exactly those values: no dev default is left behind."""
-    seen = set()
-    for name in customised["services"]:
-        for key, value in environment(customised, name).items():
-            password = url_password(value)
-            if password is not None:
-                assert password in custom_secrets.values(), f"{name}.{key}: password {password!r} is not a variable's"
-                seen.add(password)
-            if re.search(r"PASSWORD|SECRET|FERNET", key) and not key.endswith("RANDOM_ROOT_PASSWORD"):
-                assert value in custom_secrets.values(), f"{name}.{key} = {value!r} is not a variable's"
-                seen.add(value)
-    assert seen == set(custom_secrets.values())
-    airflow = environment(customised, "airflow-apiserver")
-    assert airflow["AIRFLOW__API_AUTH__JWT_SECRET"] == custom_secrets["AIRFLOW_JWT_SECRET"]
-    assert url_password(airflow["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]) == custom_secrets["AIRFLOW_DB_PASSWORD"]
-    assert environment(customised, "postgres")["POSTGRES_PASSWORD"] == custom_secrets["AIRFLOW_DB_PASSWORD"]
 
 
 def test_dockerfile_builds_what_compose_and_snaprepl_expect(defaults: dict[str, Any]) -> None:
