@@ -3,14 +3,10 @@ it in isolation (``config`` only: no Docker engine), and readers of a resolved c
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import secrets
 import shutil
 import subprocess
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -114,29 +110,6 @@ def docker_compose(env_file: Path, *args: str) -> subprocess.CompletedProcess[st
 def parse_config(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     assert result.returncode == 0, f"docker-compose config failed:\n{result.stderr}"
     return yaml.load(result.stdout, Loader=SafeLoader)
-
-
-@functools.cache
-def compose_runs() -> tuple[dict[str, str], dict[str, subprocess.CompletedProcess[str]]]:
-    """A distinct value for every password and secret, and every docker-compose invocation the tests
-    read, run concurrently (each takes most of a second) and once per process: ``check`` (config -q)
-    and ``defaults`` with no variable set, ``customised`` with those values."""
-    custom_secrets = {
-        name: f"{name.lower().replace('_', '-')}-{secrets.token_hex(6)}" for name in sorted(SECRET_VARIABLES)
-    }
-    with tempfile.TemporaryDirectory(prefix="compose-") as directory:
-        empty = Path(directory) / "empty.env"
-        empty.write_text("")
-        custom = Path(directory) / "custom.env"
-        custom.write_text("".join(f"{name}={value}\n" for name, value in custom_secrets.items()))
-        jobs = {
-            "check": (empty, "config", "-q"),
-            "defaults": (empty, "config"),
-            "customised": (custom, "config"),
-        }
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            futures = {name: pool.submit(docker_compose, *job) for name, job in jobs.items()}
-            return custom_secrets, {name: future.result() for name, future in futures.items()}
 
 
 # --- reading a resolved configuration -------------------------------------------------------------

@@ -1,9 +1,9 @@
 """docker-compose.yaml and docker/Dockerfile: validated by docker-compose itself and checked against
 what snaprepl, Airflow and Spark need from them (services, health checks, mounts, settings, Spark,
-start-up order, image). Secrets and variables are tests/integration/test_docker_compose_secrets.py's.
+start-up order, image). Secrets and variables are test_docker_compose_secrets.py's.
 
 No Docker engine is involved: ``docker-compose config`` only parses, validates and interpolates
-(tests/support/compose.py runs it).
+(tests/support/compose.py runs it, conftest.py once for both modules).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import yaml
 from tests.support.compose import (
     AFTER_INIT,
     AIRFLOW_SERVICES,
-    COMPOSE_FILE,
     DOCKERFILE,
     EXPECTED_AIRFLOW_ENV,
     ONE_SHOT,
@@ -30,31 +29,12 @@ from tests.support.compose import (
     SERVICES,
     SPARK_MASTER_URL,
     SafeLoader,
-    compose_runs,
     environment,
     locked_version,
     mounts,
-    parse_config,
     published_ports,
     service,
 )
-
-
-@pytest.fixture(scope="module")
-def runs() -> dict[str, subprocess.CompletedProcess[str]]:
-    return compose_runs()[1]
-
-
-@pytest.fixture(scope="module")
-def defaults(runs: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
-    """The configuration with no variable set."""
-    return parse_config(runs["defaults"])
-
-
-@pytest.fixture(scope="module")
-def raw() -> dict[str, Any]:
-    """The file as written (PyYAML resolves anchors and merge keys, not ${...})."""
-    return yaml.load(COMPOSE_FILE.read_text(), Loader=SafeLoader)
 
 
 def test_docker_compose_config_is_valid(runs: dict[str, subprocess.CompletedProcess[str]]) -> None:

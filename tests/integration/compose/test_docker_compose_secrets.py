@@ -2,7 +2,7 @@
 variable (docker/.env.example lists each with the file's own default), lands where it should when set,
 and the catalog and source connections the services get are the databases the file defines.
 
-The resolved configuration is read twice (tests/support/compose.py): with no variable set, and with a
+The resolved configuration is read twice (conftest.py): with no variable set, and with a
 distinct value for every secret (to see where each one lands).
 """
 
@@ -10,64 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from typing import Any
 
 import pytest
-import yaml
 
 from tests.support.compose import (
-    COMPOSE_FILE,
-    ENV_EXAMPLE,
     SECRET_VARIABLES,
     SUBSTITUTION_ONLY,
-    SafeLoader,
-    compose_runs,
     compose_variables,
     environment,
-    parse_config,
-    read_env_file,
     service,
     url_password,
 )
-
-
-@pytest.fixture(scope="module")
-def runs() -> dict[str, subprocess.CompletedProcess[str]]:
-    return compose_runs()[1]
-
-
-@pytest.fixture(scope="module")
-def defaults(runs: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
-    """The configuration with no variable set."""
-    return parse_config(runs["defaults"])
-
-
-@pytest.fixture(scope="module")
-def custom_secrets() -> dict[str, str]:
-    return compose_runs()[0]
-
-
-@pytest.fixture(scope="module")
-def customised(runs: dict[str, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
-    """The configuration with a distinct value for every password and secret."""
-    return parse_config(runs["customised"])
-
-
-@pytest.fixture(scope="module")
-def raw_text() -> str:
-    return COMPOSE_FILE.read_text()
-
-
-@pytest.fixture(scope="module")
-def raw(raw_text: str) -> dict[str, Any]:
-    """The file as written (PyYAML resolves anchors and merge keys, not ${...})."""
-    return yaml.load(raw_text, Loader=SafeLoader)
-
-
-@pytest.fixture(scope="module")
-def documented() -> dict[str, str]:
-    return read_env_file(ENV_EXAMPLE)
 
 
 @pytest.mark.parametrize("resolution", ["defaults", "customised"])
