@@ -329,7 +329,9 @@ class BidirLogs:
         (the next pull decides them)."""
         raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
 
-    def _no_pending(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str:
+    def no_pending_sql(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str:
+        """A condition: ``rlog`` has no pending change of the row whose key columns ``log_keys`` are
+        the SQL expressions ``keys_of``."""
         match = " AND ".join(f"{self.quote(lk)} = {k}" for lk, k in zip(log_keys, keys_of, strict=True))
         return f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {match})"
 

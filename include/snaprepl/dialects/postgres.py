@@ -267,7 +267,7 @@ END"""
         match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
         non_key = [c for c in columns if c not in keys]
         cols = ", ".join(q(c) for c in columns)
-        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
         return [
             f"UPDATE {table} AS t SET {', '.join(f'{q(c)} = s.{q(c)}' for c in non_key)} "
             f"FROM {stage} AS s WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND {match} "

@@ -229,7 +229,7 @@ class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
         target_match = " AND ".join(f"{table}.{q(k)} = s.{q(k)}" for k in keys)
         non_key = [c for c in columns if c not in keys]
         cols = ", ".join(q(c) for c in columns)
-        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
         return [
             f"UPDATE {table} SET {', '.join(f'{q(c)} = s.{q(c)}' for c in non_key)} FROM {stage} AS s "
             f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND {target_match} AND {table}.{rowguid} IS NOT s.{rowguid} "

@@ -28,8 +28,8 @@ import sqlalchemy as sa
 from snaprepl.catalog import lease_log
 from snaprepl.catalog import models as m
 from snaprepl.catalog.records import SnapshotRecord, utcnow
+from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
-from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from tests.support.airflow_uses import (
     CATALOG_PASSWORD,
     DST,
