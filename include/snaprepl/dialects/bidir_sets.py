@@ -26,6 +26,7 @@ class BidirSets:
     if TYPE_CHECKING:
         name: ClassVar[str]
         log_columns: ClassVar[LogColumns]
+        log_alias: ClassVar[str | None]
 
         def quote(self, name: str) -> str: ...
 
@@ -106,10 +107,9 @@ class BidirSets:
 
 class OnConflictBidirSets(BidirSets):
     """Set-based writes of the dialects with ``INSERT ... ON CONFLICT`` and ``UPDATE ... FROM``
-    (PostgreSQL, SQLite); they differ only in the aliases they give the log and the table."""
+    (PostgreSQL, SQLite); they differ only in the aliases they give the log (``log_alias``, as their
+    one-row puts do) and the table."""
 
-    #: The log's alias in the fold's ``INSERT ... ON CONFLICT`` (None: no alias).
-    stage_log_alias: ClassVar[str | None] = None
     #: The updated table's alias in ``UPDATE ... FROM`` (None: named by itself).
     stage_table_alias: ClassVar[str | None] = None
 
@@ -129,7 +129,7 @@ class OnConflictBidirSets(BidirSets):
             op,
             self._stage_keys(keys),
             (*entry, None),
-            alias=self.stage_log_alias,
+            alias=self.log_alias,
             publisher=True,
             when=where,
             source=f"FROM {stage} AS s",
@@ -145,7 +145,6 @@ class OnConflictBidirSets(BidirSets):
 
 
 class PostgresBidirSets(OnConflictBidirSets):
-    stage_log_alias = "l"
     stage_table_alias = "t"
 
     def staged_apply_setup_sql(self) -> list[str]:

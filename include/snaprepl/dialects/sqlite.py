@@ -45,6 +45,7 @@ class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
     snaptime_type = "TEXT"
     dmltype_type = "TEXT"
     rowguid_type = "TEXT"
+    on_conflict_puts = True
     sqlalchemy_driver = "sqlite"
     # No read-only transactions: the connection refuses writes while they run, and functions are checked.
     read_only_begin = ("PRAGMA query_only = ON",)
@@ -154,23 +155,6 @@ class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
 
     def bidir_text_type(self, length: int) -> str:
         return "TEXT"
-
-    def bidir_put_sql(
-        self,
-        rlog: str,
-        objects: LogObjects,
-        op: str,
-        keys: Sequence[str],
-        guid: str,
-        old: str,
-        origin: str,
-        now: str | None = None,
-        when: str | None = None,
-        publisher: bool = False,
-    ) -> list[str]:
-        return self._on_conflict_put_sql(
-            rlog, objects, op, keys, (guid, old, origin, now), alias=None, publisher=publisher, when=when
-        )
 
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
