@@ -12,9 +12,7 @@ import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-import sqlglot
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
@@ -23,6 +21,9 @@ from snaprepl.dialects import Dialect
 from snaprepl.errors import InvalidArgument, SnapreplError
 from snaprepl.lookup import executable_database
 from snaprepl.names import ResolvedTable
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 _LOCAL = {"localhost", "127.0.0.1", "::1", ""}
 
@@ -80,6 +81,8 @@ def _default_schema(conn_id: str) -> str | None:
 
 def query_places(conn_id: str, tree: exp.Expression) -> list[Place]:
     """The tables a query on ``conn_id`` reads (common table expressions left out)."""
+    from sqlglot import exp
+
     dialect = get_connection(conn_id).dialect
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
     places = []
@@ -95,6 +98,8 @@ def query_places(conn_id: str, tree: exp.Expression) -> list[Place]:
 
 def sources_of(record: SnapshotRecord) -> list[Place]:
     """The tables the query of snapshot ``record`` reads."""
+    import sqlglot
+
     dialect = get_connection(record.sn_source_conn).dialect
     tree = sqlglot.parse_one(record.sn_query, read=dialect.sqlglot_dialect or None)
     return query_places(record.sn_source_conn, tree)
@@ -105,12 +110,14 @@ def _dest_of(record: SnapshotRecord) -> Place:
 
 
 def _edges(catalog: Catalog, places: _Places) -> list[tuple[SnapshotRecord, list[Place]]]:
+    from sqlglot.errors import SqlglotError
+
     edges = []
     for record in catalog.snapshots():
         try:
             places.endpoint(record.sn_source_conn), places.endpoint(record.sn_dest_conn)
             edges.append((record, sources_of(record)))
-        except (SnapreplError, sqlglot.errors.SqlglotError):
+        except (SnapreplError, SqlglotError):
             continue  # a snapshot whose connection or query cannot be read here feeds nothing we can see
     return edges
 

@@ -9,12 +9,12 @@ from typing import Any
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.dav_waiting import WaitingResource
 from snaprepl.catalog.records import HistoryRecord, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
-from snaprepl.refresh.lock import snapshot_lock_name
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
 from snaprepl.status_render import render_json, render_text

@@ -177,7 +177,7 @@ def run_row(world: World, how: str, what: Any) -> tuple[int, str, str]:
     if how == "api":
         return _api(world, what)
     if how == "busy":  # while a live run holds the snapshot's lease, as a running refresh does
-        from snaprepl.refresh.lock import RunLock, snapshot_lock_name
+        from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 
         lease = snapshot_lock_name(world.names["snap_key"])
         with RunLock(world.kwargs["catalog"], lease, "run-in-progress-42", what="test"):

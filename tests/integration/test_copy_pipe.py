@@ -12,8 +12,8 @@ import pytest
 
 from snaprepl import api
 from snaprepl.errors import RefreshFailed
-from snaprepl.refresh import partitioning
 from snaprepl.refresh.model import COPIED_BY_PIPE, COPIED_BY_SPARK
+from snaprepl.spark import partitioning
 from tests.support.databases import PG_ADMIN
 
 pytestmark = pytest.mark.spark

@@ -11,8 +11,8 @@ from datetime import timedelta
 
 from snaprepl import api
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import LEASE, snapshot_lock_name, this_holder
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.lock import LEASE, snapshot_lock_name, this_holder
 from snaprepl.refresh.stale import why_dead
 from snaprepl.status import collect_status, render_text
 from tests.support.databases import RealDatabase

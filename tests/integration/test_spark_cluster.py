@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.refresh.partitioning import ROWS_PER_PARTITION
+from snaprepl.spark.partitioning import ROWS_PER_PARTITION
 from tests.support.databases import RealDatabase
 from tests.support.processes import wait_for
 from tests.support.spark_cluster import SparkCluster, free_port, spark_cluster

@@ -1,5 +1,5 @@
 """Which pairs of databases get the COPY pipe of a complete refresh, on which columns, and the key
-ranges it streams (snaprepl.dialects.postgres_pipe, snaprepl.refresh.partitioning.key_ranges)."""
+ranges it streams (snaprepl.dialects.postgres_pipe, snaprepl.spark.partitioning.key_ranges)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from snaprepl.connections import ConnectionInfo
 from snaprepl.dialects import Column, get_dialect
-from snaprepl.refresh.partitioning import key_ranges
 from snaprepl.spark.io import PredicatePartitioning, RangePartitioning
+from snaprepl.spark.partitioning import key_ranges
 
 
 def conn(conn_type: str, **fields: Any) -> ConnectionInfo:

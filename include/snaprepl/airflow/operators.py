@@ -22,9 +22,9 @@ from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfil
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
-from snaprepl.refresh.lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.submit.alerts import alerting

@@ -23,8 +23,8 @@ from snaprepl.bidir.state import (
     record_sync_succeeded,
 )
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
-from snaprepl.refresh.lock import RunLock
 
 #: What counts a step's pending changes, by step.
 _PENDING = {"pull": pending_pull, "push": pending_push}

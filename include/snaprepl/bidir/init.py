@@ -14,13 +14,13 @@ from typing import Any
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
+from snaprepl.catalog.run_lock import RunLock, check_leases
 from snaprepl.db import Database, Session
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import ReplicationError
 from snaprepl.progress import Progress
-from snaprepl.refresh import partitioning
-from snaprepl.refresh.lock import RunLock, check_leases
+from snaprepl.spark import partitioning
 from snaprepl.spark.tasks import reporting_tasks
 
 CHUNK = "SNAPREPL_CHUNK"
@@ -157,7 +157,7 @@ def _merge(
             progress.advance(rows)
         # Rows an interrupted earlier load left that the publisher no longer has.
         match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
-        no_pending = sd._no_pending(
+        no_pending = sd.no_pending_sql(
             sub.rlog, sub.log.objects.key_columns, [f"{sub.table}.{sd.quote(k)}" for k in sub.key]
         )
         extra = f"NOT EXISTS (SELECT 1 FROM {stage_sql} s WHERE {match}) AND {no_pending}"

@@ -27,10 +27,10 @@ from snaprepl.bidir.sides import (
 )
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import RunLock, check_leases
 from snaprepl.db import Session
 from snaprepl.dialects.base import BIDIR
 from snaprepl.progress import Progress
-from snaprepl.refresh.lock import RunLock, check_leases
 
 
 def pull(state: PublicationState, server: str) -> Outcome:

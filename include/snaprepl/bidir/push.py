@@ -19,10 +19,10 @@ from snaprepl.bidir.sides import (
 )
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
+from snaprepl.catalog.run_lock import RunLock, check_leases
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import ReplicationError
 from snaprepl.progress import Progress
-from snaprepl.refresh.lock import RunLock, check_leases
 
 
 def push(state: PublicationState, server: str) -> Outcome:

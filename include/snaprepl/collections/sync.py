@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from snaprepl.catalog.manifests import ManifestEntry
+from snaprepl.catalog.run_lock import RunLock, check_leases
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.locks import LockWaits
 from snaprepl.collections.scan import scan
 from snaprepl.collections.spark_copy import RemoteCopies
 from snaprepl.collections.stores import Fingerprint, ResourceLockedError, Store, same_body
-from snaprepl.refresh.lock import RunLock, check_leases
 
 log = logging.getLogger("snaprepl.collections")
 

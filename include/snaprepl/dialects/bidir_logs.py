@@ -103,6 +103,10 @@ class BidirLogs:
     empty_text: ClassVar[str] = "''"
     #: How the dialect's MERGE puts look (None: the dialect puts otherwise).
     merge_shape: ClassVar[MergeShape | None] = None
+    #: The dialect puts with ``INSERT ... ON CONFLICT`` (PostgreSQL, SQLite), the log aliased as
+    #: :attr:`log_alias` (None: named by itself).
+    on_conflict_puts: ClassVar[bool] = False
+    log_alias: ClassVar[str | None] = None
 
     def bidir_log_objects(self, table: ResolvedTable, key_columns: Sequence[str]) -> LogObjects:
         """Names of a bi-directional log's objects (the seed lists other triggers for some dialects)."""
@@ -169,7 +173,11 @@ class BidirLogs:
         :param publisher: the log is a publisher's, whose entries pushes read again and again: a delete
             after an insert is kept as a delete (the insert may have reached subscribers already),
             where a subscriber's log, whose pending entries no one has seen, forgets both."""
-        raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+        if not self.on_conflict_puts:
+            raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
+        return self._on_conflict_put_sql(
+            rlog, objects, op, keys, (guid, old, origin, now), alias=self.log_alias, publisher=publisher, when=when
+        )
 
     def _merge_put_sql(
         self, rlog: str, objects: LogObjects, source: str, aliases: list[str], op: str, *, publisher: bool
@@ -329,7 +337,9 @@ class BidirLogs:
         (the next pull decides them)."""
         raise UnsupportedConnection(f"snaprepl does not run bi-directional replication on {self.name}")
 
-    def _no_pending(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str:
+    def no_pending_sql(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str:
+        """A condition: ``rlog`` has no pending change of the row whose key columns ``log_keys`` are
+        the SQL expressions ``keys_of``."""
         match = " AND ".join(f"{self.quote(lk)} = {k}" for lk, k in zip(log_keys, keys_of, strict=True))
         return f"NOT EXISTS (SELECT 1 FROM {rlog} WHERE {match})"
 

@@ -1,7 +1,7 @@
 """Set-based replicated writes of a bi-directional pull, per dialect: rows of a staging table (alias
 ``s``) applied to a published table and folded into its log with a few statements per batch (mixed
-into every dialect as :class:`BidirSets`; the quirks in :class:`PostgresBidirSets`,
-:class:`MySqlBidirSets` and :class:`SqliteBidirSets`).
+into every dialect as :class:`BidirSets`; PostgreSQL's and SQLite's in :class:`OnConflictBidirSets`,
+their aliases as data, MariaDB's in :class:`MySqlBidirSets`).
 
 The statements are replicated writes: they keep the incoming ROWGUID, so the triggers do not log them
 (see :class:`~snaprepl.dialects.bidir_logs.BidirLogs`); the log entries are written by
@@ -26,6 +26,7 @@ class BidirSets:
     if TYPE_CHECKING:
         name: ClassVar[str]
         log_columns: ClassVar[LogColumns]
+        log_alias: ClassVar[str | None]
 
         def quote(self, name: str) -> str: ...
 
@@ -104,11 +105,13 @@ class BidirSets:
         return [f"s.{self.quote(k)}" for k in keys]
 
 
-class PostgresBidirSets(BidirSets):
-    def staged_apply_setup_sql(self) -> list[str]:
-        # Key lookups only: the planner's statistics lag behind a table being loaded (or a staging
-        # table never analyzed), and it hash-joined the whole table once per chunk of an initial load.
-        return ["SET LOCAL enable_hashjoin = off", "SET LOCAL enable_mergejoin = off"]
+class OnConflictBidirSets(BidirSets):
+    """Set-based writes of the dialects with ``INSERT ... ON CONFLICT`` and ``UPDATE ... FROM``
+    (PostgreSQL, SQLite); they differ only in the aliases they give the log (``log_alias``, as their
+    one-row puts do) and the table."""
+
+    #: The updated table's alias in ``UPDATE ... FROM`` (None: named by itself).
+    stage_table_alias: ClassVar[str | None] = None
 
     def stage_put_sql(
         self,
@@ -126,47 +129,32 @@ class PostgresBidirSets(BidirSets):
             op,
             self._stage_keys(keys),
             (*entry, None),
-            alias="l",
-            publisher=True,
-            when=where,
-            source=f"FROM {stage} s",
-        )
-
-    def stage_update_sql(self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], where: str) -> str:
-        q = self.quote
-        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
-        sets = ", ".join(f"{q(c)} = s.{q(c)}" for c in columns if c not in keys)
-        return f"UPDATE {table} AS t SET {sets} FROM {stage} AS s WHERE {match} AND {where}"
-
-
-class SqliteBidirSets(BidirSets):
-    def stage_put_sql(
-        self,
-        rlog: str,
-        objects: LogObjects,
-        op: str,
-        stage: str,
-        keys: Sequence[str],
-        entry: tuple[str, str, str],
-        where: str,
-    ) -> list[str]:
-        return self._on_conflict_put_sql(
-            rlog,
-            objects,
-            op,
-            self._stage_keys(keys),
-            (*entry, None),
-            alias=None,
+            alias=self.log_alias,
             publisher=True,
             when=where,
             source=f"FROM {stage} AS s",
         )
 
     def stage_update_sql(self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], where: str) -> str:
-        q = self.quote
-        match = " AND ".join(f"{table}.{q(k)} = s.{q(k)}" for k in keys)
+        q, alias = self.quote, self.stage_table_alias
+        target = alias or table
+        match = " AND ".join(f"{target}.{q(k)} = s.{q(k)}" for k in keys)
         sets = ", ".join(f"{q(c)} = s.{q(c)}" for c in columns if c not in keys)
-        return f"UPDATE {table} SET {sets} FROM {stage} AS s WHERE {match} AND {where}"
+        updated = f"{table} AS {alias}" if alias else table
+        return f"UPDATE {updated} SET {sets} FROM {stage} AS s WHERE {match} AND {where}"
+
+
+class PostgresBidirSets(OnConflictBidirSets):
+    stage_table_alias = "t"
+
+    def staged_apply_setup_sql(self) -> list[str]:
+        # Key lookups only: the planner's statistics lag behind a table being loaded (or a staging
+        # table never analyzed), and it hash-joined the whole table once per chunk of an initial load.
+        return ["SET LOCAL enable_hashjoin = off", "SET LOCAL enable_mergejoin = off"]
+
+
+class SqliteBidirSets(OnConflictBidirSets):
+    """No aliases: the log and the updated table are named by themselves."""
 
 
 class MySqlBidirSets(BidirSets):

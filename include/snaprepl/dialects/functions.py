@@ -9,9 +9,12 @@ user-defined function, ``load_extension``, ``fts3_tokenizer``, the shell's ``wri
 
 from __future__ import annotations
 
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from snaprepl.errors import InvalidCondition
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 #: SQLite's built-in scalar, date, math, aggregate, window and JSON functions that sqlglot parses as
 #: unknown (Anonymous) functions.
@@ -35,6 +38,8 @@ SQLITE_FUNCTIONS = frozenset(_SQLITE_FUNCTION_NAMES.split())
 
 def refuse_unknown_functions(tree: exp.Expression) -> None:
     """:raises InvalidCondition: ``tree`` calls a function that is neither standard nor SQLite's own."""
+    from sqlglot import exp
+
     for node in tree.find_all(exp.Anonymous):
         name = str(node.name).lower()
         if name not in SQLITE_FUNCTIONS:

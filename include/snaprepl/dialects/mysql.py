@@ -232,7 +232,7 @@ class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, Dialect)
         match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
         non_key = [c for c in columns if c not in keys]
         cols = ", ".join(q(c) for c in columns)
-        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
         return [
             f"UPDATE {table} AS t JOIN {stage} AS s ON {match} "
             f"SET {', '.join(f't.{q(c)} = s.{q(c)}' for c in non_key)} "

@@ -37,6 +37,8 @@ class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSe
     snaptime_type = "timestamp(6)"
     dmltype_type = "char(1)"
     rowguid_type = "varchar(255)"
+    on_conflict_puts = True
+    log_alias = "l"
     sqlalchemy_driver = "postgresql+psycopg2"
     read_only_begin = ("SET TRANSACTION READ ONLY",)
     copy_text_protocol = True
@@ -166,23 +168,6 @@ END"""
 
     # ------------------------------------------------------------------ bi-directional logs
 
-    def bidir_put_sql(
-        self,
-        rlog: str,
-        objects: LogObjects,
-        op: str,
-        keys: Sequence[str],
-        guid: str,
-        old: str,
-        origin: str,
-        now: str | None = None,
-        when: str | None = None,
-        publisher: bool = False,
-    ) -> list[str]:
-        return self._on_conflict_put_sql(
-            rlog, objects, op, keys, (guid, old, origin, now), alias="l", publisher=publisher, when=when
-        )
-
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> list[DdlStep]:
@@ -267,7 +252,7 @@ END"""
         match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
         non_key = [c for c in columns if c not in keys]
         cols = ", ".join(q(c) for c in columns)
-        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
         return [
             f"UPDATE {table} AS t SET {', '.join(f'{q(c)} = s.{q(c)}' for c in non_key)} "
             f"FROM {stage} AS s WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND {match} "

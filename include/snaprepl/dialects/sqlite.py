@@ -45,6 +45,7 @@ class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
     snaptime_type = "TEXT"
     dmltype_type = "TEXT"
     rowguid_type = "TEXT"
+    on_conflict_puts = True
     sqlalchemy_driver = "sqlite"
     # No read-only transactions: the connection refuses writes while they run, and functions are checked.
     read_only_begin = ("PRAGMA query_only = ON",)
@@ -155,23 +156,6 @@ class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
     def bidir_text_type(self, length: int) -> str:
         return "TEXT"
 
-    def bidir_put_sql(
-        self,
-        rlog: str,
-        objects: LogObjects,
-        op: str,
-        keys: Sequence[str],
-        guid: str,
-        old: str,
-        origin: str,
-        now: str | None = None,
-        when: str | None = None,
-        publisher: bool = False,
-    ) -> list[str]:
-        return self._on_conflict_put_sql(
-            rlog, objects, op, keys, (guid, old, origin, now), alias=None, publisher=publisher, when=when
-        )
-
     def create_bidir_log_ddl(
         self, info: TableInfo, objects: LogObjects, server: str, *, publisher: bool
     ) -> list[DdlStep]:
@@ -229,7 +213,7 @@ class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
         target_match = " AND ".join(f"{table}.{q(k)} = s.{q(k)}" for k in keys)
         non_key = [c for c in columns if c not in keys]
         cols = ", ".join(q(c) for c in columns)
-        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
         return [
             f"UPDATE {table} SET {', '.join(f'{q(c)} = s.{q(c)}' for c in non_key)} FROM {stage} AS s "
             f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND {target_match} AND {table}.{rowguid} IS NOT s.{rowguid} "

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from sqlglot import exp
-from sqlglot.errors import ParseError
+from typing import TYPE_CHECKING
 
 from snaprepl.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 #: Dialect column order of the seed table.
 SEED_DIALECTS = ("mssql", "oracle", "db2", "informix")
@@ -114,53 +115,53 @@ def _build_table() -> dict[str, dict[str, str]]:
 TYPE_TABLE: dict[str, dict[str, str]] = _build_table()
 
 _TEXT_TYPES = {
-    exp.DataType.Type.VARCHAR,
-    exp.DataType.Type.TEXT,
-    exp.DataType.Type.MEDIUMTEXT,
-    exp.DataType.Type.LONGTEXT,
-    exp.DataType.Type.TINYTEXT,
-    exp.DataType.Type.UUID,
-    exp.DataType.Type.JSON,
-    exp.DataType.Type.JSONB,
-    exp.DataType.Type.ENUM,
-    exp.DataType.Type.SET,
-    exp.DataType.Type.XML,
+    "VARCHAR",
+    "TEXT",
+    "MEDIUMTEXT",
+    "LONGTEXT",
+    "TINYTEXT",
+    "UUID",
+    "JSON",
+    "JSONB",
+    "ENUM",
+    "SET",
+    "XML",
 }
 _LONG_TEXT_TYPES = {
-    exp.DataType.Type.TEXT,
-    exp.DataType.Type.MEDIUMTEXT,
-    exp.DataType.Type.LONGTEXT,
-    exp.DataType.Type.JSON,
-    exp.DataType.Type.JSONB,
-    exp.DataType.Type.XML,
+    "TEXT",
+    "MEDIUMTEXT",
+    "LONGTEXT",
+    "JSON",
+    "JSONB",
+    "XML",
 }
-_BINARY_TYPES = {exp.DataType.Type.VARBINARY, exp.DataType.Type.BINARY}
+_BINARY_TYPES = {"VARBINARY", "BINARY"}
 _LONG_BINARY_TYPES = {
-    exp.DataType.Type.BLOB,
-    exp.DataType.Type.LONGBLOB,
-    exp.DataType.Type.MEDIUMBLOB,
-    exp.DataType.Type.TINYBLOB,
-    exp.DataType.Type.IMAGE,
+    "BLOB",
+    "LONGBLOB",
+    "MEDIUMBLOB",
+    "TINYBLOB",
+    "IMAGE",
 }
 _INT_TYPES = {
-    exp.DataType.Type.INT,
-    exp.DataType.Type.MEDIUMINT,
-    exp.DataType.Type.UMEDIUMINT,
-    exp.DataType.Type.USMALLINT,
+    "INT",
+    "MEDIUMINT",
+    "UMEDIUMINT",
+    "USMALLINT",
 }
-_SMALL_INT_TYPES = {exp.DataType.Type.SMALLINT, exp.DataType.Type.TINYINT, exp.DataType.Type.UTINYINT}
-_BIG_INT_TYPES = {exp.DataType.Type.BIGINT, exp.DataType.Type.UINT, exp.DataType.Type.UBIGINT}
+_SMALL_INT_TYPES = {"SMALLINT", "TINYINT", "UTINYINT"}
+_BIG_INT_TYPES = {"BIGINT", "UINT", "UBIGINT"}
 _TIMESTAMP_TYPES = {
-    exp.DataType.Type.TIMESTAMP,
-    exp.DataType.Type.DATETIME,
-    exp.DataType.Type.DATETIME2,
-    exp.DataType.Type.DATETIME64,
-    exp.DataType.Type.SMALLDATETIME,
-    exp.DataType.Type.TIMESTAMPNTZ,
+    "TIMESTAMP",
+    "DATETIME",
+    "DATETIME2",
+    "DATETIME64",
+    "SMALLDATETIME",
+    "TIMESTAMPNTZ",
 }
 _TIMESTAMPTZ_TYPES = {
-    exp.DataType.Type.TIMESTAMPTZ,
-    exp.DataType.Type.TIMESTAMPLTZ,
+    "TIMESTAMPTZ",
+    "TIMESTAMPLTZ",
 }
 
 
@@ -171,43 +172,43 @@ def _int_param(dt: exp.DataType, index: int) -> int | None:
         return None
 
 
-#: How each sqlglot type kind becomes a generic type, as (kinds, shape, generic name); a kind listed
+#: How each sqlglot type kind (by its name in ``exp.DataType.Type``) becomes a generic type, as (kinds, shape, generic name); a kind listed
 #: twice takes its first rule. Shapes: ``plain``; ``sized``, with ``(n)`` when a length is given;
 #: ``fixed``, length 1 by default; ``fraction``, seconds' digits (at most 6); ``numeric``, with
 #: ``(p, s)`` when a precision is given.
-_KIND_RULES: tuple[tuple[frozenset[exp.DataType.Type], str, str], ...] = (
+_KIND_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     (frozenset(_LONG_TEXT_TYPES), "plain", "long varchar"),
     (frozenset(_TEXT_TYPES), "sized", "varchar"),
-    (frozenset({exp.DataType.Type.NVARCHAR}), "sized", "nvarchar"),
-    (frozenset({exp.DataType.Type.CHAR}), "fixed", "char(n)"),
-    (frozenset({exp.DataType.Type.NCHAR}), "fixed", "nchar(n)"),
+    (frozenset({"NVARCHAR"}), "sized", "nvarchar"),
+    (frozenset({"CHAR"}), "fixed", "char(n)"),
+    (frozenset({"NCHAR"}), "fixed", "nchar(n)"),
     (frozenset(_BINARY_TYPES), "sized", "varbinary"),
     (frozenset(_LONG_BINARY_TYPES), "plain", "long varbinary"),
     (frozenset(_INT_TYPES), "plain", "integer"),
     (frozenset(_SMALL_INT_TYPES), "plain", "smallint"),
     (frozenset(_BIG_INT_TYPES), "plain", "bigint"),
-    (frozenset({exp.DataType.Type.FLOAT}), "plain", "real"),
-    (frozenset({exp.DataType.Type.DOUBLE}), "plain", "double precision"),
+    (frozenset({"FLOAT"}), "plain", "real"),
+    (frozenset({"DOUBLE"}), "plain", "double precision"),
     (
         frozenset(
             {
-                exp.DataType.Type.DECIMAL,
-                exp.DataType.Type.BIGDECIMAL,
-                exp.DataType.Type.MONEY,
-                exp.DataType.Type.SMALLMONEY,
+                "DECIMAL",
+                "BIGDECIMAL",
+                "MONEY",
+                "SMALLMONEY",
             }
         ),
         "numeric",
         "numeric",
     ),
-    (frozenset({exp.DataType.Type.DATE}), "plain", "date"),
-    (frozenset({exp.DataType.Type.TIME, exp.DataType.Type.TIMETZ}), "fraction", "time"),
+    (frozenset({"DATE"}), "plain", "date"),
+    (frozenset({"TIME", "TIMETZ"}), "fraction", "time"),
     (frozenset(_TIMESTAMP_TYPES), "fraction", "timestamp"),
     (frozenset(_TIMESTAMPTZ_TYPES), "fraction", "timestamptz"),
 )
 
 
-def _rule_of(kind: exp.DataType.Type) -> tuple[str, str] | None:
+def _rule_of(kind: str) -> tuple[str, str] | None:
     """The (shape, generic name) of a type kind, or None when it has no portable equivalent."""
     return next(((shape, name) for kinds, shape, name in _KIND_RULES if kind in kinds), None)
 
@@ -226,6 +227,9 @@ def _shaped(dt: exp.DataType, shape: str, name: str) -> GenericType:
 
 
 def _parsed(text: str, type_sql: str, dialect: str) -> exp.DataType:
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
     read = {"mssql": "tsql", "db2": None, "informix": None}.get(dialect, dialect)
     try:
         return exp.DataType.build(text, dialect=read or None, udt=False)
@@ -250,8 +254,8 @@ def to_generic(type_sql: str, dialect: str) -> GenericType:
     if text.upper() in {"TINYINT(1)", "BOOL"}:
         return GenericType("boolean")
     dt = _parsed(text, type_sql, dialect)
-    kind = dt.this
-    if kind == exp.DataType.Type.BOOLEAN or (kind == exp.DataType.Type.BIT and _int_param(dt, 0) in (None, 1)):
+    kind = dt.this.name
+    if kind == "BOOLEAN" or (kind == "BIT" and _int_param(dt, 0) in (None, 1)):
         return GenericType("boolean")
     rule = _rule_of(kind)
     if rule is None:

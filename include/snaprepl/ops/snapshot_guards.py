@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.dialects import TableInfo
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotLogInUse
 from snaprepl.lineage import Place, readers_of
 from snaprepl.names import ResolvedTable
-from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 
 EXISTING_CLAUSE = "USING EXISTING TABLE"
 

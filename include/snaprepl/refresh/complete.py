@@ -25,16 +25,16 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.catalog.records import SnapshotRecord, utcnow
+from snaprepl.catalog.run_lock import check_leases
 from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import SqlSession
 from snaprepl.dialects.model import BulkPipe
 from snaprepl.errors import RefreshFailed
 from snaprepl.progress import Progress
-from snaprepl.refresh import partitioning
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import COMPLETE, COPIED_BY_PIPE, COPIED_BY_SPARK, RefreshOutcome, RefreshRequest
+from snaprepl.spark import partitioning
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
 from snaprepl.spark.tasks import reporting_tasks

@@ -13,10 +13,10 @@ from datetime import datetime
 
 from snaprepl import run_history
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.refresh.window import nothing_applied, pending_window
 

@@ -18,6 +18,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from snaprepl.catalog.run_lock import check_leases
 from snaprepl.catalog.store import Catalog
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
@@ -25,7 +26,6 @@ from snaprepl.names import Ident
 from snaprepl.progress import Progress
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.lock import check_leases
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.refresh.window import nothing_applied, pending_window
 from snaprepl.spark.errors import foreign_key_failure

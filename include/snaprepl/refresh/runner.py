@@ -8,6 +8,7 @@ from typing import Any
 
 from snaprepl import run_history
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
 from snaprepl.refresh.checks import check_sources
@@ -15,7 +16,6 @@ from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.idle import record_succeeded
 from snaprepl.refresh.incremental import refresh_incremental
-from snaprepl.refresh.lock import RunLock, snapshot_lock_name
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import root_cause
 

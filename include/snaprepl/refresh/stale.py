@@ -2,7 +2,7 @@
 
 A run that is killed (its driver SIGKILLed, its machine lost) cannot record its outcome: its snapshot
 still says ``running`` and its lease stays in SYS_REPL_LOCK. The lease tells whether the run lives:
-its holder is ``host:pid`` and it renews a heartbeat (see :mod:`snaprepl.refresh.lock`). A holder on
+its holder is ``host:pid`` and it renews a heartbeat (see :mod:`snaprepl.catalog.run_lock`). A holder on
 this host whose process is gone is dead at once; any holder is dead once its heartbeat is older than
 the lease time. The next run takes such a lease over; until then status reports the run as died, and
 the purge DAG drops the staging tables it left (holding the lease itself while it does, so a run
@@ -18,10 +18,10 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.catalog.records import SnapshotRecord, utcnow
+from snaprepl.catalog.run_lock import LEASE, RunLock, holder_is_dead, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapshotBusy
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.refresh.lock import LEASE, RunLock, holder_is_dead, snapshot_lock_name
 
 log = logging.getLogger(__name__)
 

@@ -17,79 +17,36 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from snaprepl.catalog import lease_log
 from snaprepl.catalog import models as m
-from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import SnapshotRecord, utcnow
-from snaprepl.catalog.store import Catalog
+from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
-from snaprepl.refresh.lock import RunLock, snapshot_lock_name
-from tests.support.airflow_cluster import AirflowCluster
-from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
-from tests.support.statsd import StatsdListener
+from tests.support.airflow_uses import (
+    CATALOG_PASSWORD,
+    DST,
+    HOURLY,
+    SRC,
+    SUB,
+    Deployment,
+    lineage_events,
+    metric_values,
+    started,
+    wait_for_import_error,
+    wait_for_log,
+)
+from tests.support.databases import PG_ADMIN, RealDatabase
 from tests.support.tls_postgres import tls_database, tls_only_postgres
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
-
-SRC, DST, SUB = "uses_src", "uses_dst", "uses_sub"
-CATALOG_PASSWORD = "catalog-role-pw"
-HOURLY = "0 * * * *"
-
-
-@dataclass
-class Deployment:
-    cluster: AirflowCluster
-    catalog: Catalog
-    source: RealDatabase
-    dest: RealDatabase
-    subscriber: RealDatabase
-    table: str
-    snapshot: str
-    dag_id: str
-    statsd: StatsdListener
-    lineage_file: Path
-
-    def sql(self, statements: str) -> None:
-        done = self.cluster.run([sys.executable, "-m", "snaprepl", "sql", statements])
-        assert done.returncode == 0, f"snaprepl sql failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-
-    def rows(self, db: RealDatabase, table: str) -> list[tuple]:
-        return db.rows(f"SELECT id, v FROM {db.q(table)} ORDER BY id")
-
-    def wait_for_schedule(self, dag_id: str, timeout: float = 90) -> None:
-        """Wait until the dag-processor has seen the DAG's (new) schedule."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.cluster.api("GET", f"/api/v2/dags/{dag_id}").get("timetable_summary") == HOURLY:
-                return
-            time.sleep(1)
-        self.cluster.fail(f"{dag_id} got no schedule within {timeout} s")
-
-    def backfill(self, dag_id: str, from_date: str, to_date: str, **options: object) -> dict:
-        """Create a backfill, once the DAG version that has the new schedule is the latest one."""
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                return self.cluster.backfill(dag_id, from_date, to_date, **options)
-            except AssertionError as err:
-                if "non-periodic schedule" not in str(err) or time.monotonic() > deadline:
-                    raise
-            time.sleep(2)
-
-    def wait_for_runs(self, dag_id: str, run_ids: list[str], timeout: float = 420) -> None:
-        deadline = time.monotonic() + timeout
-        for run_id in run_ids:
-            self.cluster.wait_for_run(dag_id, run_id, timeout=max(deadline - time.monotonic(), 10))
 
 
 @pytest.fixture(scope="module")
@@ -108,69 +65,9 @@ def tls_source() -> Iterator[tuple[RealDatabase, str]]:
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory, tls_source: tuple[RealDatabase, str]) -> Iterator[Deployment]:
     source, source_conn = tls_source
-    table = f"u_{uuid.uuid4().hex[:10]}"
-    source.run(
-        f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40))",
-        f"INSERT INTO {table} VALUES (1, 'one'), (2, 'two'), (3, 'three')",
-    )
-    # A PostgreSQL metadata database, as deployed: Airflow creates no backfill on a busy SQLite one.
-    metadata_db = f"snaprepl_af_{uuid.uuid4().hex[:10]}"
-    with pg_admin_connect() as conn:
-        conn.cursor().execute(f'CREATE DATABASE "{metadata_db}"')
-    files = tmp_path_factory.mktemp("uses-files")
-    dest = RealDatabase("sqlite", DST, str(files / "dest.db"))
-    subscriber = RealDatabase("sqlite", SUB, str(files / "sub.db"))
-    statsd = StatsdListener()
-    lineage_file = files / "openlineage.jsonl"
-    cluster = AirflowCluster(
-        tmp_path_factory.mktemp("airflow-uses"),
-        env={
-            f"AIRFLOW_CONN_{SRC.upper()}": source_conn,
-            f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{dest.name}",
-            f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{subscriber.name}",
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # Airflow's default
-            "AIRFLOW__SNAPREPL__BUSY_WAIT_SECONDS": "15",
-            "SNAPREPL_TEST_CATALOG_PW": CATALOG_PASSWORD,
-            "AIRFLOW__METRICS__STATSD_ON": "True",
-            "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
-            "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port),
-            "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(lineage_file), "append": True}
-            ),
-        },
-        database_url=f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{metadata_db}",
-    )
-    catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
-    deployed = Deployment(
-        cluster, catalog, source, dest, subscriber, table, f"main.{table}@{DST}", "", statsd, lineage_file
-    )
-    deployed.dag_id = snapshot_dag_id(deployed.snapshot)
-    role = f"snaprepl_cat_{uuid.uuid4().hex[:8]}"
-
-    def boot() -> None:
-        # As deployed: the owner grants the catalog role, and the scheduler's tasks and the
-        # dag-processor (spawned after this) reach the catalog only through that role.
-        granted = cluster.run(
-            [sys.executable, "-m", "snaprepl", "catalog", "grant", role, "--password-env", "SNAPREPL_TEST_CATALOG_PW"]
-        )
-        assert granted.returncode == 0, granted.stderr
-        cluster.env["AIRFLOW_CONN_SNAPREPL_CATALOG"] = cluster.database_url.replace(
-            f"//{PG_ADMIN['user']}@", f"//{role}:{CATALOG_PASSWORD}@"
-        )
-        deployed.sql(f"CREATE SNAPSHOT LOG FOR {table}@{SRC}; CREATE SNAPSHOT {table}@{DST} FROM {table}@{SRC}")
-
-    try:
-        cluster.start(while_booting=boot)
-        cluster.wait_for_dag(deployed.dag_id)
+    home, files = tmp_path_factory.mktemp("airflow-uses"), tmp_path_factory.mktemp("uses-files")
+    with started(home, files, source, source_conn) as deployed:
         yield deployed
-    finally:
-        catalog.dispose()
-        cluster.stop()
-        statsd.close()
-        with pg_admin_connect() as conn:
-            conn.cursor().execute(f'DROP DATABASE IF EXISTS "{metadata_db}" WITH (FORCE)')
-            conn.cursor().execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 def test_tasks_reach_the_catalog_as_a_role_that_cannot_read_airflow_secrets(deployment: Deployment) -> None:
@@ -244,7 +141,7 @@ def test_odd_names_each_get_a_dag_and_a_bad_record_is_an_import_error_naming_it(
         assert len({snapshot_dag_id(n) for n in names}) == 3
 
         d.catalog.update_snapshot(names[0], sn_schedule="every tuesday")
-        errors = _wait_for_import_error(d.cluster, f"snapshot {names[0]}")
+        errors = wait_for_import_error(d.cluster, f"snapshot {names[0]}")
         assert "AirflowTimetableInvalid" in errors and "snaprepl_catalog_check.py" in str(d.cluster.import_errors())
         for dag_id in (d.dag_id, snapshot_dag_id(names[1]), snapshot_dag_id(names[2])):
             assert d.cluster.api("GET", f"/api/v2/dags/{dag_id}")["is_stale"] is False, dag_id
@@ -270,7 +167,7 @@ def test_a_backfill_a_manual_run_and_a_scheduled_run_at_once_wait_for_each_other
         d.wait_for_schedule(d.dag_id)
         backfill = d.backfill(d.dag_id, "2024-06-01T00:00:00Z", "2024-06-01T02:00:00Z")
         manual = d.cluster.trigger(d.dag_id)
-        _wait_for_log(d.cluster, d.dag_id, "busy with run test-holder")
+        wait_for_log(d.cluster, d.dag_id, "busy with run test-holder")
     finally:
         holder.release()
     backfill_runs = sorted(r["dag_run_id"] for r in d.cluster.dag_runs(d.dag_id, "backfill"))
@@ -340,8 +237,8 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     assert d.rows(d.source, p.table) == [(1, "a"), (2, "from sub"), (3, "from pub")]
     assert d.rows(d.subscriber, p.table) == [(1, "a"), (2, "from sub")], "nothing was pushed"
     copy = f"{p.item}_{p.server}".replace("@", "_")  # the tag: ":" and "@" become "_"
-    assert _metric(d.statsd, "airflow.snaprepl.sync.conflicts", copy) == ["0|c"], d.statsd.lines()
-    [pulled] = _lineage(d, f"{p.dag_id}.pull__{p.server}")
+    assert metric_values(d.statsd, "airflow.snaprepl.sync.conflicts", copy) == ["0|c"], d.statsd.lines()
+    [pulled] = lineage_events(d, f"{p.dag_id}.pull__{p.server}")
     source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
     assert [(i["namespace"], i["name"]) for i in pulled["inputs"]] == [
         (f"sqlite://{os.path.realpath(d.subscriber.name)}", f"main.{p.table}")
@@ -393,7 +290,7 @@ def test_a_backfill_of_a_sync_pulls_then_reloads_each_replica_once(
     assert d.rows(d.source, p.table)[0] == (1, "changed on sub")
 
 
-def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment: Deployment) -> None:
+def test_a_refresh_task_logs_progress_and_reports_metrics_andlineage_events(deployment: Deployment) -> None:
     d = deployment
     src = d.source.q(d.table)
     d.source.run(f"INSERT INTO {src} VALUES (5, 'five')", f"DELETE FROM {src} WHERE id = 1")
@@ -407,17 +304,17 @@ def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment
 
     copy = d.snapshot.replace("@", "_")
     deadline = time.monotonic() + 30  # UDP: give the datagrams a moment
-    while time.monotonic() < deadline and not _metric(d.statsd, "airflow.snaprepl.refresh.rows", copy):
+    while time.monotonic() < deadline and not metric_values(d.statsd, "airflow.snaprepl.refresh.rows", copy):
         time.sleep(0.5)
-    assert "2|c" in _metric(d.statsd, "airflow.snaprepl.refresh.rows", copy), d.statsd.lines()
-    assert _metric(d.statsd, "airflow.snaprepl.refresh.duration", copy), "a timing, tagged by copy"
+    assert "2|c" in metric_values(d.statsd, "airflow.snaprepl.refresh.rows", copy), d.statsd.lines()
+    assert metric_values(d.statsd, "airflow.snaprepl.refresh.duration", copy), "a timing, tagged by copy"
     # The run applied every pending change: the copy is caught up (lag 0, nothing left in its log).
-    assert _metric(d.statsd, "airflow.snaprepl.refresh.lag_seconds", copy)[-1:] == ["0.0|g"], d.statsd.lines()
-    assert _metric(d.statsd, "airflow.snaprepl.log.backlog", copy)[-1:] == ["0|g"], d.statsd.lines()
+    assert metric_values(d.statsd, "airflow.snaprepl.refresh.lag_seconds", copy)[-1:] == ["0.0|g"], d.statsd.lines()
+    assert metric_values(d.statsd, "airflow.snaprepl.log.backlog", copy)[-1:] == ["0|g"], d.statsd.lines()
     named = f"airflow.snaprepl.refresh.rows.{d.snapshot.replace('.', '__').replace('@', '_')},kind=incremental:2|c"
     assert named in d.statsd.lines(), "the copy in the name too, for StatsD without tags"
 
-    done = _lineage(d, f"{d.dag_id}.refresh")[-1]
+    done = lineage_events(d, f"{d.dag_id}.refresh")[-1]
     source = json.loads(d.cluster.env[f"AIRFLOW_CONN_{SRC.upper()}"])
     assert [(i["namespace"], i["name"]) for i in done["inputs"]] == [
         (f"postgres://{source['host']}:{source['port']}", f"{source['schema']}.public.{d.table}")
@@ -425,47 +322,3 @@ def test_a_refresh_task_logs_progress_and_reports_metrics_and_lineage(deployment
     [output] = done["outputs"]
     assert (output["namespace"], output["name"]) == (f"sqlite://{os.path.realpath(d.dest.name)}", f"main.{d.table}")
     assert output["outputFacets"]["outputStatistics"]["rowCount"] == 2
-
-
-def _lineage(d: Deployment, job: str) -> list[dict]:
-    """The COMPLETE events of task ``job`` (``dag_id.task_id``) the file transport wrote, oldest first
-    (waiting a little for the first: the task emits it as it ends)."""
-    deadline = time.monotonic() + 30
-    while True:
-        text = d.lineage_file.read_text() if d.lineage_file.exists() else ""
-        events = [json.loads(line) for line in text.splitlines()]
-        found = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"] == job]
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(1)
-
-
-def _metric(statsd: StatsdListener, name: str, copy: str) -> list[str]:
-    """Values (``value|type``) of metric ``name`` tagged ``copy=<copy>`` that the listener received."""
-    found = []
-    for line in statsd.lines():
-        stat, _, value = line.partition(":")
-        parts = stat.split(",")
-        if parts[0] == name and f"copy={copy}" in parts[1:]:
-            found.append(value)
-    return found
-
-
-def _wait_for_import_error(cluster: AirflowCluster, text: str, timeout: float = 90) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = "\n".join(e.get("stack_trace", "") for e in cluster.import_errors())
-        if text in found:
-            return found
-        time.sleep(2)
-    cluster.fail(f"no import error mentions {text!r}: {cluster.import_errors()}")
-
-
-def _wait_for_log(cluster: AirflowCluster, dag_id: str, text: str, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(text in path.read_text(errors="replace") for path in cluster.task_log_files(dag_id)):
-            return
-        cluster.check_alive()
-        time.sleep(1)
-    cluster.fail(f"no task log of {dag_id} says {text!r} within {timeout} s", dag_id=dag_id)
