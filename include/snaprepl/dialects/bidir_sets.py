@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from snaprepl.dialects.model import BIDIR, DELETE_MARK, LogColumns, LogObjects
+from snaprepl.dialects.model import BIDIR, DELETE_MARK, Column, LogColumns, LogObjects
 from snaprepl.errors import UnsupportedConnection
 
 if TYPE_CHECKING:
@@ -60,9 +60,45 @@ class BidirSets:
 
         def replicated_delete_sql(self, table: str, match: str) -> list[str]: ...
 
+        def _no_pending(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str: ...
+
+        def create_table_sql(
+            self, schema: str | None, table: str, columns: Sequence[Column], key: Sequence[str]
+        ) -> str: ...
+
     def staged_apply_setup_sql(self) -> list[str]:
         """Statements that begin a transaction applying a staging table to a (large) table by key."""
         return []
+
+    def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
+        """A keyless table of rows staged for a while (dropped afterwards, never needed after a crash)."""
+        return self.create_table_sql(schema, table, columns, [])
+
+    def unflushed_commit_sql(self) -> list[str]:
+        """Statements that let a transaction's commit return before the database has flushed it to disk
+        (an initial load's chunks: a thousand commits need not wait for a thousand flushes, as long as
+        the load's last transaction, run after :meth:`flushing_commit_sql`, flushes them all)."""
+        return []
+
+    def flushing_commit_sql(self) -> list[str]:
+        """Statements that make a transaction's commit flush every commit before it to disk, even when
+        the transaction writes nothing itself."""
+        return []
+
+    def replicated_insert_sql(
+        self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
+    ) -> str:
+        """The insert of :meth:`~snaprepl.dialects.bidir_logs.BidirLogs.replicated_merge_sql`: the rows of
+        chunk ``:chunk`` of ``stage`` missing from ``table``, except keys with a pending local change."""
+        q = self.quote
+        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+        no_pending = self._no_pending(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        return (
+            f"INSERT INTO {table} ({', '.join(q(c) for c in columns)}) "
+            f"SELECT {', '.join(f's.{q(c)}' for c in columns)} FROM {stage} AS s "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match}) "
+            f"AND {no_pending}"
+        )
 
     def stage_put_sql(
         self,
@@ -109,6 +145,19 @@ class PostgresBidirSets(BidirSets):
         # Key lookups only: the planner's statistics lag behind a table being loaded (or a staging
         # table never analyzed), and it hash-joined the whole table once per chunk of an initial load.
         return ["SET LOCAL enable_hashjoin = off", "SET LOCAL enable_mergejoin = off"]
+
+    def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
+        # Unlogged: no WAL for a million staged rows (a crash empties it; a rerun stages again).
+        return "CREATE UNLOGGED TABLE" + self.create_table_sql(schema, table, columns, [])[len("CREATE TABLE") :]
+
+    def unflushed_commit_sql(self) -> list[str]:
+        # Still atomic and, once committed, visible to every session; only a crash of the server within
+        # a fraction of a second (wal_writer_delay) could lose it, and the load's last commit flushes it.
+        return ["SET LOCAL synchronous_commit = off"]
+
+    def flushing_commit_sql(self) -> list[str]:
+        # A transaction without a transaction id commits without flushing the WAL: take one.
+        return ["SELECT pg_current_xact_id()"]
 
     def stage_put_sql(
         self,
