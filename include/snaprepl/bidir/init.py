@@ -11,19 +11,15 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any
 
+from snaprepl.bidir.init_stage import CHUNK, InitCopy
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.db import Database, Session
-from snaprepl.dialects import Column
-from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import ReplicationError
 from snaprepl.progress import Progress
-from snaprepl.refresh import partitioning
 from snaprepl.refresh.lock import RunLock, check_leases
 from snaprepl.spark.tasks import reporting_tasks
-
-CHUNK = "SNAPREPL_CHUNK"
 
 
 def init(
@@ -46,19 +42,20 @@ def init(
         # update, none the publisher lacks. Rows users write meanwhile have pending log entries, which
         # every chunk leaves alone anyway.
         fresh = is_empty(sub)
-        frame, estimate = _publisher_frame(state, rows_per_commit, max_partitions)
-        copy = Progress(f"initial load of {server}: copy", estimate, estimated=True, bar=True).start()
+        source = InitCopy(state, max_partitions)
+        copy = Progress(f"initial load of {server}: copy", source.estimate, estimated=True, bar=True).start()
         stage = sub.dialect.shorten(f"snaprepl_init_{uuid.uuid5(uuid.NAMESPACE_URL, state.item + server).hex[:10]}")
         try:
             with reporting_tasks(state.spark, copy.tasks):
-                chunks = _stage(sub, stage, frame, [c.name for c in state.publisher.columns], outcome, fresh)
+                copied_by = source.into(sub, stage, rows_per_commit)
+            chunks = _chunks(sub, stage, outcome, fresh)
             copy.reached(outcome.rows, total=outcome.rows)
             staged = time.monotonic()
             apply = Progress(f"initial load of {server}: apply", outcome.rows, bar=True).start()
             apply_staged(sub, stage, [c.name for c in state.publisher.columns], chunks, (atomic, fresh), apply)
             commits = 1 if atomic else len(chunks) + 1
             outcome.notes.append(
-                f"copied to a staging table in {staged - started:.1f} s, "
+                f"copied to a staging table by {copied_by} in {staged - started:.1f} s, "
                 f"applied in {commits} commits in {time.monotonic() - staged:.1f} s"
             )
         finally:
@@ -98,40 +95,12 @@ def is_empty(sub: Side) -> bool:
         return not session.query(f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {sub.table}) THEN 1 ELSE 0 END")[0][0]
 
 
-def _publisher_frame(state: PublicationState, rows_per_commit: int, max_partitions: int) -> tuple[Any, int | None]:
-    """The publisher's rows as a DataFrame, with a CHUNK column numbering commits of ``rows_per_commit`` rows,
-    and their estimated number."""
-    from pyspark.sql import functions as F
-
-    publisher = state.publisher
-    names = [c.name for c in publisher.columns]
-    query = f"SELECT {', '.join(publisher.dialect.quote(n) for n in names)} FROM {publisher.table}"
-    key_columns = [c for c in publisher.columns if c.name in publisher.key]
-    with publisher.db.session() as session:
-        estimate = publisher.dialect.estimate_rows(session, publisher.log.snl_schema, publisher.log.snl_table)
-        plan = partitioning.plan(session, publisher.dialect, query, key_columns, estimate, max_partitions)
-    frame = publisher.io.read(state.spark, query, publisher.columns, plan)
-    # Chunks of rows_per_commit rows without a shuffle: the id's high bits are the partition.
-    row_id = F.monotonically_increasing_id()
-    chunk = F.shiftright(row_id, 33) * F.lit(10**9) + F.floor(
-        row_id.bitwiseAND(F.lit((1 << 33) - 1)) / F.lit(rows_per_commit)
-    )
-    return frame.withColumn(CHUNK, chunk.cast("long")), estimate
-
-
-def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome, fresh: bool) -> list[tuple[Any, int]]:
-    """Write ``frame`` to the staging table ``stage`` on the subscriber; return its chunk numbers and
-    their rows. ``fresh``: the replica is empty (no anti-join of it with the staged rows to come)."""
+def _chunks(sub: Side, stage: str, outcome: Outcome, fresh: bool) -> list[tuple[Any, int]]:
+    """Index the staging table ``stage``; its chunk numbers and their rows. ``fresh``: the replica is
+    empty (no anti-join of it with the staged rows to come)."""
     sd = sub.dialect
     schema = sub.log.snl_schema
     stage_sql = sd.qualified(schema, stage)
-    sub_by_name = {c.name: c for c in sub.columns}
-    stage_columns = [Column(n, sub_by_name[n].type_sql) for n in names]
-    stage_columns.append(Column(CHUNK, render(GenericType("bigint"), sd.name)))
-    with sub.db.session() as session:
-        session.execute(sd.drop_table_sql(schema, stage))
-        session.execute(sd.create_scratch_table_sql(schema, stage, stage_columns))
-    sub.io.write(frame, schema, stage, stage_columns)
     with sub.db.session() as session:
         # The chunk index drives the commits; the key index the final anti-join (MariaDB
         # would otherwise scan the staging table once per replica row).

@@ -62,6 +62,10 @@ class BidirSets:
 
         def _no_pending(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str: ...
 
+        def qualified(self, schema: str | None, table: str) -> str: ...
+
+        def shorten(self, name: str) -> str: ...
+
         def create_table_sql(
             self, schema: str | None, table: str, columns: Sequence[Column], key: Sequence[str]
         ) -> str: ...
@@ -73,6 +77,12 @@ class BidirSets:
     def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
         """A keyless table of rows staged for a while (dropped afterwards, never needed after a crash)."""
         return self.create_table_sql(schema, table, columns, [])
+
+    def numbered_chunks_sql(self, schema: str | None, stage: str, chunk: str, rows_per_commit: int) -> list[str]:
+        """Statements that make the scratch table ``stage`` number the rows loaded into it in column
+        ``chunk``: commits of at most ``rows_per_commit`` rows, in the order they arrive (none: the
+        dialect does not, and the loader numbers them)."""
+        return []
 
     def unflushed_commit_sql(self) -> list[str]:
         """Statements that let a transaction's commit return before the database has flushed it to disk
@@ -149,6 +159,18 @@ class PostgresBidirSets(BidirSets):
     def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
         # Unlogged: no WAL for a million staged rows (a crash empties it; a rerun stages again).
         return "CREATE UNLOGGED TABLE" + self.create_table_sql(schema, table, columns, [])[len("CREATE TABLE") :]
+
+    def numbered_chunks_sql(self, schema: str | None, stage: str, chunk: str, rows_per_commit: int) -> list[str]:
+        # A sequence owned by the column (dropped with the table); each session caches a block of
+        # numbers, so a commit may get fewer rows than rows_per_commit, never more.
+        sequence = self.qualified(schema, self.shorten(f"{stage}_chunks"))
+        column = f"{self.qualified(schema, stage)}.{self.quote(chunk)}"
+        return [
+            f"DROP SEQUENCE IF EXISTS {sequence}",
+            f"CREATE SEQUENCE {sequence} MINVALUE 0 START 0 CACHE 1000 OWNED BY {column}",
+            f"ALTER TABLE {self.qualified(schema, stage)} ALTER COLUMN {self.quote(chunk)} "
+            f"SET DEFAULT nextval({self.literal(sequence)}) / {int(rows_per_commit)}",
+        ]
 
     def unflushed_commit_sql(self) -> list[str]:
         # Still atomic and, once committed, visible to every session; only a crash of the server within

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import uuid
 
-from snaprepl.bidir.init import CHUNK, apply_staged, is_empty
+from snaprepl.bidir.init import apply_staged, is_empty
+from snaprepl.bidir.init_stage import CHUNK
 from snaprepl.bidir.sides import Side
 from snaprepl.dialects import Column
 from snaprepl.progress import Progress
