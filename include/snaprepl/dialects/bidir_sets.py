@@ -179,7 +179,7 @@ class PostgresBidirSets(BidirSets):
 
     def flushing_commit_sql(self) -> list[str]:
         # A transaction without a transaction id commits without flushing the WAL: take one.
-        return ["SELECT pg_current_xact_id()"]
+        return ["SELECT txid_current()"]
 
     def stage_put_sql(
         self,

@@ -9,6 +9,7 @@ import uuid
 from snaprepl.bidir.init import apply_staged, is_empty
 from snaprepl.bidir.init_stage import CHUNK
 from snaprepl.bidir.sides import Side
+from snaprepl.db import Database
 from snaprepl.dialects import Column
 from snaprepl.progress import Progress
 from tests.integration.bidir.test_staged_apply import ROWS, make_side, table_and_log
@@ -78,3 +79,21 @@ def test_a_loaded_replica_is_merged(real_db: RealDatabase) -> None:
     rows, log = table_and_log(real_db, side)
     assert rows == PUBLISHED, "stale rows updated, missing ones inserted, the one the publisher lacks deleted"
     assert log == {}, "replicated writes only"
+
+
+def test_a_postgres_staging_table_numbers_commits_of_at_most_rows_per_commit(pg_db: RealDatabase) -> None:
+    """What the COPY pipe loads into: rows arriving from several sessions get chunk numbers by themselves."""
+    database = Database.for_conn_id(pg_db.conn_id)
+    d, stage = database.dialect, f"stage_{uuid.uuid4().hex[:8]}"
+    with database.session() as session:
+        session.execute(d.create_scratch_table_sql("public", stage, [Column("id", "integer"), Column(CHUNK, "bigint")]))
+        for statement in d.numbered_chunks_sql("public", stage, CHUNK, 7):
+            session.execute(statement)
+    for first in (1, 51):  # two sessions, as two pipe tasks
+        pg_db.run(f"INSERT INTO {stage} (id) SELECT g FROM generate_series({first}, {first + 49}) g")
+    sizes = dict(pg_db.rows(f'SELECT "{CHUNK}", COUNT(*) FROM {stage} GROUP BY 1'))
+    assert sum(sizes.values()) == 100
+    assert max(sizes.values()) <= 7 and len(sizes) >= 100 // 7 + 1
+    assert pg_db.rows(f"SELECT relpersistence FROM pg_class WHERE relname = '{stage}'") == [("u",)]
+    pg_db.run(f"DROP TABLE {stage}")
+    assert pg_db.rows(f"SELECT COUNT(*) FROM pg_class WHERE relname LIKE '{stage}%'") == [(0,)], "sequence dropped too"
