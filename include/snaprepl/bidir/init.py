@@ -1,5 +1,5 @@
-"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber by Spark, then
-merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
+"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber
+(:mod:`snaprepl.bidir.init_stage`), then merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
 
 from __future__ import annotations
 
@@ -91,6 +91,7 @@ def _bookmark(state: PublicationState, record: SubscriptionRecord, sub: Side, se
 
 
 def is_empty(sub: Side) -> bool:
+    """``sub``'s replica has no row."""
     with sub.db.session() as session:
         return not session.query(f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {sub.table}) THEN 1 ELSE 0 END")[0][0]
 
