@@ -11,7 +11,7 @@ Each figure is measured in every --spark mode (``submit``: a spark-submit per sy
 sync runs in the CLI on a Spark Connect server this script starts and stops), as min / median of
 --runs runs (each sync run with a fresh set of changes).
 
-    .venv/bin/python bench/bench_bidir.py --spark submit,connect
+    .venv/bin/python bench/bench_bidir.py --spark submit,connect [--only sync|init]
 """
 
 from __future__ import annotations
@@ -91,20 +91,22 @@ def main() -> None:
     parser.add_argument("--init-rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3, help="runs of every figure (min / median)")
     parser.add_argument("--spark", default="submit", help="Spark modes, side by side: submit, connect or both")
+    parser.add_argument("--only", choices=["sync", "init"], help="measure (a) sync or (b) init alone")
     args = parser.parse_args()
     modes = [m.strip() for m in args.spark.split(",") if m.strip()]
     if not modes or set(modes) - {"submit", "connect"}:
         parser.error("--spark takes submit, connect, or submit,connect")
     catalog()
-    sync_rows = measure_syncs(args, modes, random.Random(7))
-    init_rows = measure_inits(args, modes)
+    sync_rows = measure_syncs(args, modes, random.Random(7)) if args.only != "init" else []
+    init_rows = measure_inits(args, modes) if args.only != "sync" else []
     print(f"\nevery cell: min / median of {args.runs} runs; the whole command (CLI included)\n")
-    print_table(
-        ["mode", "changes", "conflicts", "REPL_UPDATE_SNAPSHOT (s)", "with nothing to do (s)"],
-        sync_rows,
-    )
-    print()
-    print_table(["mode", "rows", "rows per commit", "REPL_INIT_SNAPSHOT (s)", "COPY pipe (s)", "init/COPY"], init_rows)
+    if sync_rows:
+        print_table(["mode", "changes", "conflicts", "REPL_UPDATE_SNAPSHOT (s)", "with nothing to do (s)"], sync_rows)
+        print()
+    if init_rows:
+        print_table(
+            ["mode", "rows", "rows per commit", "REPL_INIT_SNAPSHOT (s)", "COPY pipe (s)", "init/COPY"], init_rows
+        )
 
 
 def measure_syncs(args: argparse.Namespace, modes: list[str], rng: random.Random) -> list[list[str]]:

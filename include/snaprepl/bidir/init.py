@@ -1,5 +1,5 @@
-"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber by Spark, then
-merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
+"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber
+(:mod:`snaprepl.bidir.init_stage`), then merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,15 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any
 
+from snaprepl.bidir.init_stage import CHUNK, InitCopy
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
 from snaprepl.db import Database, Session
-from snaprepl.dialects import Column
-from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import ReplicationError
 from snaprepl.progress import Progress
-from snaprepl.spark import partitioning
 from snaprepl.spark.tasks import reporting_tasks
-
-CHUNK = "SNAPREPL_CHUNK"
 
 
 def init(
@@ -42,19 +38,24 @@ def init(
         state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
     ):
         bookmark = _bookmark(state, record, sub, server)
-        frame, estimate = _publisher_frame(state, rows_per_commit, max_partitions)
-        copy = Progress(f"initial load of {server}: copy", estimate, estimated=True, bar=True).start()
+        # An empty replica (a first load, not a resumed or repeated one) only gets inserts: no row to
+        # update, none the publisher lacks. Rows users write meanwhile have pending log entries, which
+        # every chunk leaves alone anyway.
+        fresh = is_empty(sub)
+        source = InitCopy(state, max_partitions)
+        copy = Progress(f"initial load of {server}: copy", source.estimate, estimated=True, bar=True).start()
         stage = sub.dialect.shorten(f"snaprepl_init_{uuid.uuid5(uuid.NAMESPACE_URL, state.item + server).hex[:10]}")
         try:
             with reporting_tasks(state.spark, copy.tasks):
-                chunks = _stage(sub, stage, frame, [c.name for c in state.publisher.columns], outcome)
+                copied_by = source.into(sub, stage, rows_per_commit)
+            chunks = _chunks(sub, stage, outcome, fresh)
             copy.reached(outcome.rows, total=outcome.rows)
             staged = time.monotonic()
             apply = Progress(f"initial load of {server}: apply", outcome.rows, bar=True).start()
-            _merge(sub, stage, [c.name for c in state.publisher.columns], chunks, atomic, apply)
+            apply_staged(sub, stage, [c.name for c in state.publisher.columns], chunks, (atomic, fresh), apply)
             commits = 1 if atomic else len(chunks) + 1
             outcome.notes.append(
-                f"copied to a staging table in {staged - started:.1f} s, "
+                f"copied to a staging table by {copied_by} in {staged - started:.1f} s, "
                 f"applied in {commits} commits in {time.monotonic() - staged:.1f} s"
             )
         finally:
@@ -89,45 +90,24 @@ def _bookmark(state: PublicationState, record: SubscriptionRecord, sub: Side, se
     return bookmark
 
 
-def _publisher_frame(state: PublicationState, rows_per_commit: int, max_partitions: int) -> tuple[Any, int | None]:
-    """The publisher's rows as a DataFrame, with a CHUNK column numbering commits of ``rows_per_commit`` rows,
-    and their estimated number."""
-    from pyspark.sql import functions as F
-
-    publisher = state.publisher
-    names = [c.name for c in publisher.columns]
-    query = f"SELECT {', '.join(publisher.dialect.quote(n) for n in names)} FROM {publisher.table}"
-    key_columns = [c for c in publisher.columns if c.name in publisher.key]
-    with publisher.db.session() as session:
-        estimate = publisher.dialect.estimate_rows(session, publisher.log.snl_schema, publisher.log.snl_table)
-        plan = partitioning.plan(session, publisher.dialect, query, key_columns, estimate, max_partitions)
-    frame = publisher.io.read(state.spark, query, publisher.columns, plan)
-    # Chunks of rows_per_commit rows without a shuffle: the id's high bits are the partition.
-    row_id = F.monotonically_increasing_id()
-    chunk = F.shiftright(row_id, 33) * F.lit(10**9) + F.floor(
-        row_id.bitwiseAND(F.lit((1 << 33) - 1)) / F.lit(rows_per_commit)
-    )
-    return frame.withColumn(CHUNK, chunk.cast("long")), estimate
+def is_empty(sub: Side) -> bool:
+    """``sub``'s replica has no row."""
+    with sub.db.session() as session:
+        return not session.query(f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {sub.table}) THEN 1 ELSE 0 END")[0][0]
 
 
-def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome) -> list[tuple[Any, int]]:
-    """Write ``frame`` to the staging table ``stage`` on the subscriber; return its chunk numbers and
-    their rows."""
+def _chunks(sub: Side, stage: str, outcome: Outcome, fresh: bool) -> list[tuple[Any, int]]:
+    """Index the staging table ``stage``; its chunk numbers and their rows. ``fresh``: the replica is
+    empty (no anti-join of it with the staged rows to come)."""
     sd = sub.dialect
     schema = sub.log.snl_schema
     stage_sql = sd.qualified(schema, stage)
-    sub_by_name = {c.name: c for c in sub.columns}
-    stage_columns = [Column(n, sub_by_name[n].type_sql) for n in names]
-    stage_columns.append(Column(CHUNK, render(GenericType("bigint"), sd.name)))
-    with sub.db.session() as session:
-        session.execute(sd.drop_table_sql(schema, stage))
-        session.execute(sd.create_table_sql(schema, stage, stage_columns, []))
-    sub.io.write(frame, schema, stage, stage_columns)
     with sub.db.session() as session:
         # The chunk index drives the commits; the key index the final anti-join (MariaDB
         # would otherwise scan the staging table once per replica row).
         session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_chunk"), [CHUNK]))
-        session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_key"), sub.key))
+        if not fresh:
+            session.execute(sd.create_index_sql(schema, stage, sd.shorten(f"{stage}_key"), sub.key))
         sd.analyze(session, schema, stage)
         chunk = sd.quote(CHUNK)
         chunks = [
@@ -138,32 +118,48 @@ def _stage(sub: Side, stage: str, frame: Any, names: list[str], outcome: Outcome
     return chunks
 
 
-def _merge(
-    sub: Side, stage: str, names: list[str], chunks: list[tuple[Any, int]], atomic: bool, progress: Progress
+def apply_staged(
+    sub: Side, stage: str, names: list[str], chunks: list[tuple[Any, int]], how: tuple[bool, bool], progress: Progress
 ) -> None:
     """Merge the staged rows into the replica, one commit per chunk (or one in all when ``atomic``),
-    then delete the replica's rows the staging table lacks."""
+    then delete the replica's rows the staging table lacks (none when ``fresh``: the replica was empty).
+
+    The chunks' commits do not wait for the disk (:meth:`~snaprepl.dialects.bidir_sets.BidirSets.unflushed_commit_sql`);
+    the last transaction flushes them all, before the load is recorded as done."""
+    atomic, fresh = how
     sd = sub.dialect
     stage_sql = sd.qualified(sub.log.snl_schema, stage)
-    merge = sd.replicated_merge_sql(sub.table, stage_sql, names, sub.key, sub.rlog, sub.log.objects.key_columns)
+    log_keys = sub.log.objects.key_columns
+    if fresh:  # no row to update: only the merge's insert
+        merge = [sd.replicated_insert_sql(sub.table, stage_sql, names, sub.key, sub.rlog, log_keys)]
+    else:
+        merge = sd.replicated_merge_sql(sub.table, stage_sql, names, sub.key, sub.rlog, log_keys)
+    setup = sd.staged_apply_setup_sql() + ([] if atomic else sd.unflushed_commit_sql())
     with _transactions(sub.db, atomic) as transaction:
         for number, rows in chunks:  # one commit per chunk of about rows_per_commit rows
             with transaction() as session:
-                for statement in sd.staged_apply_setup_sql():
+                for statement in setup:
                     session.execute(statement)
                 for statement in merge:
                     session.execute(statement, {"chunk": number})
                 check_leases()  # a run taken over (thought dead) commits nothing more
             progress.advance(rows)
-        # Rows an interrupted earlier load left that the publisher no longer has.
-        match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
-        no_pending = sd.no_pending_sql(
-            sub.rlog, sub.log.objects.key_columns, [f"{sub.table}.{sd.quote(k)}" for k in sub.key]
-        )
-        extra = f"NOT EXISTS (SELECT 1 FROM {stage_sql} s WHERE {match}) AND {no_pending}"
         with transaction() as session:
-            for statement in sd.replicated_delete_sql(sub.table, extra):
+            for statement in sd.flushing_commit_sql():
                 session.execute(statement)
+            if not fresh:  # rows an interrupted earlier load left that the publisher no longer has
+                for statement in sd.replicated_delete_sql(sub.table, _lacking(sub, stage_sql)):
+                    session.execute(statement)
+
+
+def _lacking(sub: Side, stage_sql: str) -> str:
+    """The replica's rows the staging table lacks, without a pending local change."""
+    sd = sub.dialect
+    match = " AND ".join(f"s.{sd.quote(k)} = {sub.table}.{sd.quote(k)}" for k in sub.key)
+    no_pending = sd.no_pending_sql(
+        sub.rlog, sub.log.objects.key_columns, [f"{sub.table}.{sd.quote(k)}" for k in sub.key]
+    )
+    return f"NOT EXISTS (SELECT 1 FROM {stage_sql} s WHERE {match}) AND {no_pending}"
 
 
 @contextmanager

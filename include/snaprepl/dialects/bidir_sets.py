@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from snaprepl.dialects.model import BIDIR, DELETE_MARK, LogColumns, LogObjects
+from snaprepl.dialects.model import BIDIR, DELETE_MARK, Column, LogColumns, LogObjects
 from snaprepl.errors import UnsupportedConnection
 
 if TYPE_CHECKING:
@@ -61,9 +61,55 @@ class BidirSets:
 
         def replicated_delete_sql(self, table: str, match: str) -> list[str]: ...
 
+        def no_pending_sql(self, rlog: str, log_keys: Sequence[str], keys_of: Sequence[str]) -> str: ...
+
+        def qualified(self, schema: str | None, table: str) -> str: ...
+
+        def shorten(self, name: str) -> str: ...
+
+        def create_table_sql(
+            self, schema: str | None, table: str, columns: Sequence[Column], key: Sequence[str]
+        ) -> str: ...
+
     def staged_apply_setup_sql(self) -> list[str]:
         """Statements that begin a transaction applying a staging table to a (large) table by key."""
         return []
+
+    def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
+        """A keyless table of rows staged for a while (dropped afterwards, never needed after a crash)."""
+        return self.create_table_sql(schema, table, columns, [])
+
+    def numbered_chunks_sql(self, schema: str | None, stage: str, chunk: str, rows_per_commit: int) -> list[str]:
+        """Statements that make the scratch table ``stage`` number the rows loaded into it in column
+        ``chunk``: commits of at most ``rows_per_commit`` rows, in the order they arrive (none: the
+        dialect does not, and the loader numbers them)."""
+        return []
+
+    def unflushed_commit_sql(self) -> list[str]:
+        """Statements that let a transaction's commit return before the database has flushed it to disk
+        (an initial load's chunks: a thousand commits need not wait for a thousand flushes, as long as
+        the load's last transaction, run after :meth:`flushing_commit_sql`, flushes them all)."""
+        return []
+
+    def flushing_commit_sql(self) -> list[str]:
+        """Statements that make a transaction's commit flush every commit before it to disk, even when
+        the transaction writes nothing itself."""
+        return []
+
+    def replicated_insert_sql(
+        self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
+    ) -> str:
+        """The insert of :meth:`~snaprepl.dialects.bidir_logs.BidirLogs.replicated_merge_sql`: the rows of
+        chunk ``:chunk`` of ``stage`` missing from ``table``, except keys with a pending local change."""
+        q = self.quote
+        match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+        no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
+        return (
+            f"INSERT INTO {table} ({', '.join(q(c) for c in columns)}) "
+            f"SELECT {', '.join(f's.{q(c)}' for c in columns)} FROM {stage} AS s "
+            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match}) "
+            f"AND {no_pending}"
+        )
 
     def stage_put_sql(
         self,
@@ -112,6 +158,31 @@ class OnConflictBidirSets(BidirSets):
 
     #: The updated table's alias in ``UPDATE ... FROM`` (None: named by itself).
     stage_table_alias: ClassVar[str | None] = None
+
+    def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
+        # Unlogged: no WAL for a million staged rows (a crash empties it; a rerun stages again).
+        return "CREATE UNLOGGED TABLE" + self.create_table_sql(schema, table, columns, [])[len("CREATE TABLE") :]
+
+    def numbered_chunks_sql(self, schema: str | None, stage: str, chunk: str, rows_per_commit: int) -> list[str]:
+        # A sequence owned by the column (dropped with the table); each session caches a block of
+        # numbers, so a commit may get fewer rows than rows_per_commit, never more.
+        sequence = self.qualified(schema, self.shorten(f"{stage}_chunks"))
+        column = f"{self.qualified(schema, stage)}.{self.quote(chunk)}"
+        return [
+            f"DROP SEQUENCE IF EXISTS {sequence}",
+            f"CREATE SEQUENCE {sequence} MINVALUE 0 START 0 CACHE 1000 OWNED BY {column}",
+            f"ALTER TABLE {self.qualified(schema, stage)} ALTER COLUMN {self.quote(chunk)} "
+            f"SET DEFAULT nextval({self.literal(sequence)}) / {int(rows_per_commit)}",
+        ]
+
+    def unflushed_commit_sql(self) -> list[str]:
+        # Still atomic and, once committed, visible to every session; only a crash of the server within
+        # a fraction of a second (wal_writer_delay) could lose it, and the load's last commit flushes it.
+        return ["SET LOCAL synchronous_commit = off"]
+
+    def flushing_commit_sql(self) -> list[str]:
+        # A transaction without a transaction id commits without flushing the WAL: take one.
+        return ["SELECT txid_current()"]
 
     def stage_put_sql(
         self,

@@ -231,15 +231,12 @@ class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, Dialect)
         rowguid = q(BIDIR.rowguid)
         match = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
         non_key = [c for c in columns if c not in keys]
-        cols = ", ".join(q(c) for c in columns)
         no_pending = self.no_pending_sql(rlog, log_keys, [f"s.{q(k)}" for k in keys])
         return [
             f"UPDATE {table} AS t JOIN {stage} AS s ON {match} "
             f"SET {', '.join(f't.{q(c)} = s.{q(c)}' for c in non_key)} "
             f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT (t.{rowguid} <=> s.{rowguid}) AND {no_pending}",
-            f"INSERT INTO {table} ({cols}) SELECT {', '.join(f's.{q(c)}' for c in columns)} FROM {stage} AS s "
-            f"WHERE s.{q('SNAPREPL_CHUNK')} = :chunk AND NOT EXISTS (SELECT 1 FROM {table} AS t WHERE {match}) "
-            f"AND {no_pending}",
+            self.replicated_insert_sql(table, stage, columns, keys, rlog, log_keys),
         ]
 
     # ------------------------------------------------------------------ snapshots

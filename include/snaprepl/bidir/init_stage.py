@@ -1,0 +1,92 @@
+"""The copy step of REPL_INIT_SNAPSHOT: the publisher's rows into a staging table on the subscriber,
+each row numbered with the commit (chunk of at most ``rows_per_commit`` rows) that will apply it.
+
+Between two PostgreSQL databases whose columns have the same types, the rows go through the COPY pipe
+(:mod:`snaprepl.dialects.postgres_pipe`: ``COPY TO`` piped into ``COPY FROM`` per key range inside
+Spark tasks) and the staging table numbers them itself as they arrive; otherwise Spark reads them
+through JDBC, numbers them, and the subscriber's writer loads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from snaprepl.bidir.sides import Side
+from snaprepl.bidir.state import PublicationState
+from snaprepl.dialects import Column
+from snaprepl.dialects.model import BulkPipe
+from snaprepl.dialects.types import GenericType, render
+from snaprepl.errors import ReplicationError
+from snaprepl.spark import partitioning
+
+CHUNK = "SNAPREPL_CHUNK"
+#: How the rows were copied, for the load's notes.
+BY_PIPE, BY_SPARK = "the COPY pipe", "Spark"
+
+
+class InitCopy:
+    """The publisher's rows, their estimated number, and how to read them in parallel key ranges."""
+
+    def __init__(self, state: PublicationState, max_partitions: int) -> None:
+        self.state = state
+        publisher = state.publisher
+        names = [c.name for c in publisher.columns]
+        self.query = f"SELECT {', '.join(publisher.dialect.quote(n) for n in names)} FROM {publisher.table}"
+        key_columns = [c for c in publisher.columns if c.name in publisher.key]
+        with publisher.db.session() as session:
+            self.estimate = publisher.dialect.estimate_rows(session, publisher.log.snl_schema, publisher.log.snl_table)
+            self.plan = partitioning.plan(
+                session, publisher.dialect, self.query, key_columns, self.estimate, max_partitions
+            )
+
+    def into(self, sub: Side, stage: str, rows_per_commit: int) -> str:
+        """Create the staging table ``stage`` on ``sub`` and copy the rows into it; how they were copied."""
+        sd, schema = sub.dialect, sub.log.snl_schema
+        by_name = {c.name: c for c in sub.columns}
+        columns = [Column(c.name, by_name[c.name].type_sql) for c in self.state.publisher.columns]
+        staged = [*columns, Column(CHUNK, render(GenericType("bigint"), sd.name))]
+        with sub.db.session() as session:
+            session.execute(sd.drop_table_sql(schema, stage))
+            session.execute(sd.create_scratch_table_sql(schema, stage, staged))
+            numbering = sd.numbered_chunks_sql(schema, stage, CHUNK, rows_per_commit)
+            pipe = self._pipe(sub, columns) if numbering else None
+            for statement in numbering if pipe else []:
+                session.execute(statement)
+        if pipe is not None:
+            self._pipe_copy(pipe, (schema, stage, columns))
+            return BY_PIPE
+        frame = self.state.publisher.io.read(self.state.spark, self.query, self.state.publisher.columns, self.plan)
+        sub.io.write(_numbered(frame, rows_per_commit), schema, stage, staged)
+        return BY_SPARK
+
+    def _pipe(self, sub: Side, columns: list[Column]) -> BulkPipe | None:
+        publisher = self.state.publisher
+        pipe: BulkPipe | None = publisher.dialect.bulk_pipe(publisher.io.conn, sub.dialect, sub.io.conn)
+        if pipe is None or pipe.refusal(publisher.columns, columns):
+            return None
+        return pipe
+
+    def _pipe_copy(self, pipe: BulkPipe, target: tuple[str, str, list[Column]]) -> None:
+        ranges = partitioning.key_ranges(self.state.publisher.dialect, self.plan)
+        try:
+            pipe(self.state.spark, self.query, self.state.publisher.columns, ranges, target)
+        except Exception as err:
+            cause = pipe.failure(err)
+            if cause is None:
+                raise
+            raise ReplicationError(
+                f"the initial load failed while copying: {cause}",
+                "the replica keeps what it had; fix the cause and run REPL_INIT_SNAPSHOT again",
+            ) from err
+
+
+def _numbered(frame: Any, rows_per_commit: int) -> Any:
+    """``frame`` with a CHUNK column numbering commits of ``rows_per_commit`` rows, without a shuffle
+    (the high bits of Spark's row id are the partition)."""
+    from pyspark.sql import functions as F
+
+    row_id = F.monotonically_increasing_id()
+    chunk = F.shiftright(row_id, 33) * F.lit(10**9) + F.floor(
+        row_id.bitwiseAND(F.lit((1 << 33) - 1)) / F.lit(rows_per_commit)
+    )
+    return frame.withColumn(CHUNK, chunk.cast("long"))
