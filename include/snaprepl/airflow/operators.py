@@ -77,6 +77,7 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         self._spark_binary = spark_binary()
         self._hook = None
         self._submission = submission
+        self.log.info("Spark job in %s mode (Spark connection %s)", submission.mode, submission.conn_id)
         try:  # spark-submit through SparkSubmitOperator, or on the Connect server: the submission decides
             result, failure = submission.execute(lambda: super(SnapreplSparkOperator, self).execute(context))
         finally:

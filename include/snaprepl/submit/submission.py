@@ -12,6 +12,7 @@ variable of the spark-submit process, and deleted when the job ends.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -112,6 +113,31 @@ def spark_mode(settings: Settings) -> str:
         log.warning("%s: falling back to spark-submit", problem)
         return "submit"
     raise SnapreplError(problem, "`snaprepl spark-server start` starts a server and prints the connection to define")
+
+
+#: Connection types a snapshot's or publication's Spark connection may have, and the mode of each.
+SPARK_CONN_MODES = {"spark": "submit", SPARK_CONNECT_TYPE: "connect"}
+
+
+def check_spark_connection(conn_id: str) -> str:
+    """The mode Spark connection ``conn_id`` runs jobs in (``submit`` or ``connect``).
+
+    :raises SnapreplError: it is not defined, or of another type.
+    """
+    try:
+        conn_type = get_connection(conn_id).conn_type
+    except ConnectionNotFound as err:
+        raise SnapreplError(
+            f"there is no Spark connection '{conn_id}'",
+            f"define it first (type spark, or {SPARK_CONNECT_TYPE}: `snaprepl spark-server start` prints one)",
+        ) from err
+    mode = SPARK_CONN_MODES.get(conn_type or "")
+    if mode is None:
+        raise SnapreplError(
+            f"connection '{conn_id}' is of type {conn_type}, not a Spark connection",
+            f"name a connection of type {' or '.join(SPARK_CONN_MODES)}",
+        )
+    return mode
 
 
 def spark_binary() -> str:
@@ -229,11 +255,16 @@ def prepare(
     run_id: str,
     name: str,
     module: str = "",
+    spark_conn: str | None = None,
 ) -> Submission:
     """Assemble the run of ``job`` (job module ``module``): on the Spark Connect server in ``connect``
     mode (see :func:`spark_mode`), else a spark-submit with the connections file in a new directory of
-    this run. The caller calls :meth:`Submission.cleanup` when the job has ended."""
+    this run. ``spark_conn``: the Spark connection of the snapshot or publication (SN_SPARK_CONN,
+    SP_SPARK_CONN), in place of ``[snaprepl] spark_conn_id``; its type decides the mode as the
+    setting's would. The caller calls :meth:`Submission.cleanup` when the job has ended."""
     unique = list({c.conn_id: c for c in connections}.values())
+    if spark_conn:
+        settings = dataclasses.replace(settings, spark_conn_id=spark_conn)
     if spark_mode(settings) == "connect":
         url = connect.connection_url(settings.spark_conn_id)
         try:
