@@ -116,3 +116,23 @@ def test_a_spark_connection_for_a_snapshot_must_exist_and_be_a_spark_one(monkeyp
         check_spark_connection("nowhere")
     assert str(SparkConnSet("snapshot a@b", "s2", "connect")) == "snapshot a@b: Spark connection s2 (connect mode)"
     assert "spark_conn_id" in str(SparkConnSet("snapshot a@b", None, None))
+
+
+def test_the_supervisor_restarts_a_server_that_was_up_and_gives_up_on_one_that_keeps_dying(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import sys
+
+    from snaprepl.submit import supervisor
+
+    monkeypatch.setattr(supervisor, "STEADY_SECONDS", 0.3)
+    monkeypatch.setattr(supervisor, "MAX_RESTARTS", 2)
+    monkeypatch.setattr(signal, "signal", lambda *_: None)  # pytest's own SIGTERM handling stays
+    dies_later = [sys.executable, "-c", "import time; time.sleep(0.6); raise SystemExit(3)"]
+    assert supervisor.supervise(tmp_path, dies_later) == 3
+    assert json.loads((tmp_path / supervisor.PROCESS_FILE).read_text())["restarts"] == 2, "restarted twice"
+    monkeypatch.setattr(supervisor, "STEADY_SECONDS", 30)
+    dies_at_once = [sys.executable, "-c", "raise SystemExit(4)"]
+    assert supervisor.supervise(tmp_path, dies_at_once) == 4
+    assert json.loads((tmp_path / supervisor.PROCESS_FILE).read_text())["restarts"] == 0, "a failed start is final"

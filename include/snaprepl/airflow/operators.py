@@ -98,7 +98,9 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         if submission is None:
             super().on_kill()
         else:
-            submission.kill(super().on_kill)
+            stopped = submission.kill(super().on_kill)
+            if stopped:  # connect mode: the run's operations on the server
+                self.log.info("interrupted Spark operations %s tagged %s", ", ".join(stopped), submission.tag)
 
     def _backfill(self, context: Context) -> str | None:
         """This run's backfill id when it is a backfill run (None otherwise)."""
