@@ -335,8 +335,8 @@ def test_killing_a_connect_mode_refresh_interrupts_its_spark_jobs_and_drops_its_
 
     run_id = d.cluster.trigger(c.dag_id)
     _wait(lambda: _running_jobs(c.ui), "the refresh's Spark job to run on the server", timeout=180)
-    quoted = "/".join(urllib.parse.quote(p, safe="") for p in (c.dag_id, run_id))
-    d.cluster.api("PATCH", f"/api/v2/dags/{quoted}/taskInstances/refresh", {"new_state": "failed"})
+    dag, run = (urllib.parse.quote(p, safe="") for p in (c.dag_id, run_id))
+    d.cluster.api("PATCH", f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/refresh", {"new_state": "failed"})
 
     _wait(lambda: d.cluster.run_state(c.dag_id, run_id) == "failed", "the run to fail", timeout=120)
     _wait(lambda: "interrupted Spark operations" in d.cluster.task_log(c.dag_id, run_id), "on_kill", timeout=60)
@@ -344,7 +344,7 @@ def test_killing_a_connect_mode_refresh_interrupts_its_spark_jobs_and_drops_its_
     jobs = _get_json(f"{c.ui}/api/v1/applications/{_app_id(c.ui)}/jobs")
     assert any(j["status"] == "FAILED" for j in jobs), "the interrupted read should be a failed Spark job"
     staging = d.dest.rows("SELECT name FROM sqlite_master WHERE name LIKE 'snaprepl_full_%'")
-    assert staging == [], f"the killed run left its staging table: {staging}"
+    assert staging == [], f"the killed run left {staging}:\n{d.cluster.diagnostics(dag_id=c.dag_id, run_id=run_id)}"
     assert c.dest_rows() == before, "the killed run changed the destination"
 
     c.nap(0)
