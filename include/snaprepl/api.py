@@ -29,12 +29,13 @@ from snaprepl.api_replication import (
     repl_purge_urplogs,
     repl_server_name,
     repl_set_publication_schedule,
+    repl_set_publication_spark_conn,
     repl_snp_server,
     repl_update_snapshot,
 )
 from snaprepl.arguments import Flag, checked
 from snaprepl.catalog.store import Catalog
-from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, spark_conns
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
@@ -194,6 +195,16 @@ def repl_set_snapshot_schedule(
 
 
 @checked
+def repl_set_snapshot_spark_conn(
+    snapshot_table_name: str, conn_id: str | None, *, catalog: Catalog | None = None
+) -> spark_conns.SparkConnSet:
+    """The Spark connection of the snapshot's refreshes, in place of ``[snaprepl] spark_conn_id``
+    (snaprepl's addition): type ``spark`` runs them by spark-submit, ``spark_connect`` on that Spark
+    Connect server; NULL goes back to the setting's."""
+    return spark_conns.set_snapshot_spark_conn(parse_table_ref(snapshot_table_name), conn_id, catalog=_catalog(catalog))
+
+
+@checked
 def repl_purge_rplogs(
     *, catalog: Catalog | None = None, settings: Settings | None = None
 ) -> snapshot_upkeep.PurgedReplayLogs:
@@ -216,6 +227,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_refresh_noninc_snapshot,
         repl_drop_snapshot,
         repl_set_snapshot_schedule,
+        repl_set_snapshot_spark_conn,
         repl_purge_rplogs,
         repl_snp_server,
         repl_server_name,
@@ -228,6 +240,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_add_snapshot_cr,
         repl_add_dav_cr,
         repl_set_publication_schedule,
+        repl_set_publication_spark_conn,
         repl_purge_urplogs,
     )
 }

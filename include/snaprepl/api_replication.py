@@ -14,6 +14,7 @@ from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.ops import collection_pubs as coll
+from snaprepl.ops import spark_conns
 from snaprepl.ops.publications import (
     add_resolver,
     check_type,
@@ -212,6 +213,13 @@ def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: C
     value = validate_schedule(schedule)
     catalog.update_publication(publication.sp_item, sp_schedule=value)
     return f"publication {publication.sp_item}: schedule {value or 'none (manual syncs only)'}"
+
+
+@checked
+def repl_set_publication_spark_conn(item: str, conn_id: str | None, *, catalog: Catalog | None = None) -> str:
+    """The Spark connection of a publication's syncs, in place of ``[snaprepl] spark_conn_id``
+    (snaprepl's addition; type ``spark`` or ``spark_connect``; NULL: the setting's)."""
+    return str(spark_conns.set_publication_spark_conn(parse_table_ref(item), conn_id, catalog=_catalog(catalog)))
 
 
 @checked

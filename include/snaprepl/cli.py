@@ -232,9 +232,15 @@ def _spark_server(args: argparse.Namespace) -> None:
     else:
         found = server.running()
         if found is None:
-            raise SnapreplError("no Spark Connect server runs", "start one with `snaprepl spark-server start`")
+            dead = server.died()
+            what = f"the Spark Connect server (pid {dead}) died" if dead else "no Spark Connect server runs"
+            raise SnapreplError(what, "start one with `snaprepl spark-server start`")
         state = "answers" if server.answers(found.port) else "does not answer (starting, or stuck: see its log)"
-        print(f"Spark Connect server pid {found.pid} on 127.0.0.1:{found.port} {state}; log: {found.log}")
+        restarted = f", restarted {found.restarts} times" if found.restarts else ""
+        print(
+            f"Spark Connect server pid {found.server_pid} on 127.0.0.1:{found.port} {state} (supervisor pid "
+            f"{found.pid}{restarted}); log: {found.log}"
+        )
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {

@@ -1,7 +1,8 @@
 """Progress of a long job: one INFO line per batch or commit on the ``snaprepl.progress`` logger (the
 job's output, which the Spark provider streams into the Airflow task log), and the latest state in
 the run's progress file (``SNAPREPL_PROGRESS_FILE``), from which the command line draws a bar on a
-terminal while the job runs in its spark-submit child.
+terminal while the job runs in its spark-submit child. A job run in the caller's process (Spark
+Connect mode) is told its progress file by :data:`PROGRESS_FILE` instead of the environment.
 
 A line reads ``snaprepl progress: complete refresh of t@c: 1200 rows so far of ~5000 (24%), 300 rows/s,
 4.0 s elapsed``; ``~`` marks an estimated total.
@@ -17,10 +18,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TextIO
 
 PROGRESS_FILE_ENV = "SNAPREPL_PROGRESS_FILE"
+#: The progress file of a job that runs in this process (Spark Connect mode).
+PROGRESS_FILE: ContextVar[str | None] = ContextVar("snaprepl_progress_file", default=None)
 log = logging.getLogger("snaprepl.progress")
 
 
@@ -56,7 +60,7 @@ class Progress:
         self.bar = bar
         self.rows = 0
         self.started = time.monotonic()
-        self._file = os.environ.get(PROGRESS_FILE_ENV)
+        self._file = PROGRESS_FILE.get() or os.environ.get(PROGRESS_FILE_ENV)
 
     def start(self) -> Progress:
         self._report()

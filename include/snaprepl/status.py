@@ -119,6 +119,7 @@ def _publication(catalog: Catalog, publication: PublicationRecord, context: _Pub
         "item": item,
         "publisher": publication.sp_server,
         "schedule": publication.sp_schedule,
+        "spark_conn": publication.sp_spark_conn,
         "dag_id": publication_dag_id(item),
         "last_sync": {
             "at": _iso(publication.sp_last_sync_at),
@@ -231,6 +232,7 @@ def _snapshot_entry(snapshot: SnapshotRecord, locks: Locks, logs: dict[str, LogR
         "destination": f"{snapshot.sn_dest_schema}.{snapshot.sn_dest_table}@{snapshot.sn_dest_conn}",
         "query": snapshot.sn_query,
         "schedule": snapshot.sn_schedule,
+        "spark_conn": snapshot.sn_spark_conn,
         "dag_id": snapshot_dag_id(snapshot.sn_name),
         "last_ts": _iso(snapshot.sn_last_ts),
         "needs_complete_refresh": snapshot.sn_needs_complete,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -126,3 +129,107 @@ def test_a_session_the_server_closed_is_replaced_by_a_new_id(connect_server) -> 
     assert first != second and count == "3", "SESSION_CLOSED: the slot got a new session id, which works"
     slot_ids = {p.read_text().strip() for p in Path(connect_server["SNAPREPL_STATE_DIR"]).glob("connect-slots/*/*.id")}
     assert second in slot_ids, "the slot keeps the new id for the processes that follow"
+
+
+def test_a_snapshots_own_spark_connection_and_the_fallback_when_its_server_is_down(
+    pg_db, catalog, connect_server, unique_name
+) -> None:
+    """The settings' Spark connection is left undefined (spark-submit, local mode); the snapshot names
+    its own: a live Connect server, then one that is down, without and with ``connect_fallback``."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    live = json.loads(connect_server["AIRFLOW_CONN_SNAPREPL_SPARK"])
+    down = {**live, "port": port}
+    env = {
+        "SNAPREPL_STATE_DIR": connect_server["SNAPREPL_STATE_DIR"],
+        "AIRFLOW_CONN_LIVE_SPARK": json.dumps(live),
+        "AIRFLOW_CONN_DOWN_SPARK": json.dumps(down),
+    }
+    src, snapshot = f"{unique_name}_s", f"{unique_name}@{pg_db.conn_id}"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v text)", f"INSERT INTO {src} VALUES (1, 'a')")
+    source = f"{src}@{pg_db.conn_id}"
+    created = snaprepl(  # the first refresh on the live server, named by [snaprepl] spark_conn_id
+        "sql", "-v", f"CREATE SNAPSHOT LOG FOR {source}; CREATE SNAPSHOT {snapshot} FROM {source}",
+        env={**env, "AIRFLOW__SNAPREPL__SPARK_CONN_ID": "live_spark"},
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr[-3000:]
+    assert "Spark-Submit cmd" not in created.stdout + created.stderr
+
+    chosen = snaprepl("sql", f"REPL_SET_SNAPSHOT_SPARK_CONN('{snapshot}', 'live_spark')", env=env)
+    assert chosen.returncode == 0 and "Spark connection live_spark (connect mode)" in chosen.stdout, chosen.stderr
+    pg_db.run(f"INSERT INTO {src} VALUES (2, 'b')")
+    refreshed = snaprepl("sql", "-v", f"REPL_REFRESH_INC_SNAPSHOT('{snapshot}')", env=env)
+    assert refreshed.returncode == 0, refreshed.stderr[-3000:]
+    assert "Spark-Submit cmd" not in refreshed.stdout + refreshed.stderr, (
+        "the snapshot's connect connection should spare spark-submit"
+    )
+    assert sorted(pg_db.rows(f"SELECT id FROM {unique_name}")) == [(1,), (2,)]
+
+    wrong = snaprepl("sql", f"REPL_SET_SNAPSHOT_SPARK_CONN('{snapshot}', '{pg_db.conn_id}')", env=env)
+    assert wrong.returncode == 1 and "not a Spark connection" in wrong.stderr
+    assert snaprepl("sql", f"REPL_SET_SNAPSHOT_SPARK_CONN('{snapshot}', 'down_spark')", env=env).returncode == 0
+    pg_db.run(f"INSERT INTO {src} VALUES (3, 'c')")
+    failed = snaprepl("sql", f"REPL_REFRESH_INC_SNAPSHOT('{snapshot}')", env=env)
+    assert failed.returncode == 1
+    lines = failed.stderr.strip().splitlines()
+    assert len(lines) == 1, failed.stderr
+    assert f"connection 'down_spark' (localhost:{port}) does not answer" in lines[0]
+    assert "snaprepl spark-server start" in lines[0] and live["password"] not in failed.stderr
+    assert sorted(pg_db.rows(f"SELECT id FROM {unique_name}")) == [(1,), (2,)], "nothing changed in the destination"
+
+    env["AIRFLOW__SNAPREPL__CONNECT_FALLBACK"] = "true"
+    fallback = snaprepl("sql", "-v", f"REPL_REFRESH_INC_SNAPSHOT('{snapshot}')", env=env)
+    assert fallback.returncode == 0, fallback.stderr[-3000:]
+    assert "falling back to spark-submit" in fallback.stderr and "Spark-Submit cmd" in fallback.stdout
+    assert sorted(pg_db.rows(f"SELECT id FROM {unique_name}")) == [(1,), (2,), (3,)]
+
+
+def test_a_local_server_killed_by_sigkill_is_started_again_with_the_same_token(
+    pg_db, catalog, connect_server, unique_name
+) -> None:
+    from snaprepl.submit import server, supervisor
+
+    env = server_env(connect_server)
+    directory = Path(connect_server["SNAPREPL_STATE_DIR"]) / "connect-server"
+    before = json.loads((directory / supervisor.PROCESS_FILE).read_text())
+    time.sleep(max(0.0, before["started_at"] + supervisor.STEADY_SECONDS + 1 - time.time()))  # up long enough
+
+    os.kill(before["server_pid"], signal.SIGKILL)
+
+    deadline = time.monotonic() + 240
+    while True:
+        now = json.loads((directory / supervisor.PROCESS_FILE).read_text())
+        if now["server_pid"] != before["server_pid"] and server.answers(int(connect_server["port"])):
+            break
+        assert time.monotonic() < deadline, "the killed server was not started again"
+        time.sleep(1)
+    status = snaprepl("spark-server", "status", env=env)
+    assert status.returncode == 0, status.stderr
+    assert f"pid {now['server_pid']} on 127.0.0.1:{connect_server['port']} answers" in status.stdout
+    assert f"restarted {before['restarts'] + 1} times" in status.stdout
+
+    pg_db.run(f"CREATE TABLE {unique_name}_s (id int PRIMARY KEY)", f"INSERT INTO {unique_name}_s VALUES (1), (2)")
+    query = f"SELECT id FROM {unique_name}_s@{pg_db.conn_id}"
+    created = snaprepl("sql", f"CREATE NONINCREMENTAL SNAPSHOT {unique_name}@{pg_db.conn_id} AS '{query}'", env=env)
+    assert created.returncode == 0, f"the connection's token works with the new server:\n{created.stderr[-3000:]}"
+    assert sorted(pg_db.rows(f"SELECT id FROM {unique_name}")) == [(1,), (2,)]
+
+
+def test_the_command_line_draws_a_progress_bar_of_a_job_it_runs_on_the_connect_server(
+    pg_db, catalog, connect_server, unique_name
+) -> None:
+    from tests.integration.test_progress import snaprepl_on_a_terminal
+
+    env = server_env(connect_server)
+    pg_db.run(f"CREATE TABLE {unique_name}_s (id int PRIMARY KEY)", f"INSERT INTO {unique_name}_s VALUES (1), (2), (3)")
+    query = f"SELECT id FROM {unique_name}_s@{pg_db.conn_id}"
+    snapshot = f"{unique_name}@{pg_db.conn_id}"
+
+    code, output = snaprepl_on_a_terminal("sql", f"CREATE NONINCREMENTAL SNAPSHOT {snapshot} AS '{query}'", env=env)
+
+    assert code == 0, output[-3000:]
+    bars = re.findall(r"\[(#*)(\.*)\]\s+(\d+)% complete refresh of", output)
+    assert bars, f"a progress bar on the terminal in connect mode too: {output[-2000:]}"
+    assert bars[-1] == ("#" * 30, "", "100"), "the bar ends full"
+    assert "Spark-Submit cmd" not in output

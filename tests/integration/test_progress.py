@@ -30,12 +30,13 @@ def snaprepl(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
-def snaprepl_on_a_terminal(*args: str) -> tuple[int, str]:
+def snaprepl_on_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run the command line with stdin, stdout and stderr on a pseudo-terminal; its exit code and output."""
     leader, follower = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "snaprepl", *args], stdin=follower, stdout=follower, stderr=follower, close_fds=True
-    )
+        [sys.executable, "-m", "snaprepl", *args], stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
     os.close(follower)
     output = b""
     deadline = time.monotonic() + 600

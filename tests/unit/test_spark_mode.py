@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -59,3 +60,79 @@ def test_the_servers_command_line_holds_no_token_and_the_jars_twice() -> None:
     assert line.startswith("AIRFLOW_CONN_MY_SPARK='")
     conn = json.loads(line.split("=", 1)[1].strip("'"))
     assert conn == {"conn_type": "spark_connect", "host": "localhost", "port": 15123, "password": "s3cret"}
+
+
+def _prepared(settings: Settings, spark_conn: str | None):
+    from pathlib import Path
+
+    from snaprepl.submit.submission import prepare
+
+    return prepare(
+        job="refresh_snapshot", module_file=Path("job.py"), module="snaprepl.refresh.job", args=["--x"],
+        connections=[], settings=settings, run_id="r1", name="n", spark_conn=spark_conn,
+    )  # fmt: skip
+
+
+def test_a_snapshots_spark_connection_overrides_the_settings_and_its_type_decides_the_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    from snaprepl.spark.connect import ConnectServerDown
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once the probe is closed
+    monkeypatch.setenv("AIRFLOW_CONN_SNAPREPL_SPARK", json.dumps({"conn_type": "spark", "host": "local[2]"}))
+    down = {"conn_type": "spark_connect", "host": "localhost", "port": port}
+    monkeypatch.setenv("AIRFLOW_CONN_PER_DAG", json.dumps(down))
+    submitted = _prepared(Settings(), None)
+    try:
+        assert (submitted.mode, submitted.conn_id) == ("submit", "snaprepl_spark")
+    finally:
+        submitted.cleanup()
+    with pytest.raises(ConnectServerDown) as raised:  # connect mode: the snapshot's server, which is down
+        _prepared(Settings(), "per_dag")
+    assert f"connection 'per_dag' (localhost:{port}) does not answer" in raised.value.message
+    fallback = _prepared(Settings(connect_fallback=True), "per_dag")
+    try:  # spark-submit with <conn>_submit, defined as spark_master since it is not
+        assert (fallback.mode, fallback.conn_id) == ("submit", "per_dag_submit")
+    finally:
+        fallback.cleanup()
+        os.environ.pop("AIRFLOW_CONN_PER_DAG_SUBMIT", None)
+
+
+def test_a_spark_connection_for_a_snapshot_must_exist_and_be_a_spark_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from snaprepl.ops.spark_conns import SparkConnSet
+    from snaprepl.submit.submission import check_spark_connection
+
+    monkeypatch.setenv("AIRFLOW_CONN_S1", json.dumps({"conn_type": "spark", "host": "local[2]"}))
+    monkeypatch.setenv("AIRFLOW_CONN_S2", json.dumps({"conn_type": "spark_connect", "host": "localhost"}))
+    monkeypatch.setenv("AIRFLOW_CONN_PG", "postgresql://u@localhost/db")
+    assert (check_spark_connection("s1"), check_spark_connection("s2")) == ("submit", "connect")
+    with pytest.raises(SnapreplError, match="'pg' is of type postgres, not a Spark connection"):
+        check_spark_connection("pg")
+    with pytest.raises(SnapreplError, match="there is no Spark connection 'nowhere'"):
+        check_spark_connection("nowhere")
+    assert str(SparkConnSet("snapshot a@b", "s2", "connect")) == "snapshot a@b: Spark connection s2 (connect mode)"
+    assert "spark_conn_id" in str(SparkConnSet("snapshot a@b", None, None))
+
+
+def test_the_supervisor_restarts_a_server_that_was_up_and_gives_up_on_one_that_keeps_dying(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import sys
+
+    from snaprepl.submit import supervisor
+
+    monkeypatch.setattr(supervisor, "STEADY_SECONDS", 0.3)
+    monkeypatch.setattr(supervisor, "MAX_RESTARTS", 2)
+    monkeypatch.setattr(signal, "signal", lambda *_: None)  # pytest's own SIGTERM handling stays
+    dies_later = [sys.executable, "-c", "import time; time.sleep(0.6); raise SystemExit(3)"]
+    assert supervisor.supervise(tmp_path, dies_later) == 3
+    assert json.loads((tmp_path / supervisor.PROCESS_FILE).read_text())["restarts"] == 2, "restarted twice"
+    monkeypatch.setattr(supervisor, "STEADY_SECONDS", 30)
+    dies_at_once = [sys.executable, "-c", "raise SystemExit(4)"]
+    assert supervisor.supervise(tmp_path, dies_at_once) == 4
+    assert json.loads((tmp_path / supervisor.PROCESS_FILE).read_text())["restarts"] == 0, "a failed start is final"

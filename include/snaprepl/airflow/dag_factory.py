@@ -83,8 +83,16 @@ def _doc(record: SnapshotRecord) -> str:
     return (
         f"### snaprepl snapshot `{record.sn_name}`\n\n{what}, into `{record.sn_dest_schema}.{record.sn_dest_table}` "
         f"on connection `{record.sn_dest_conn}`.\n\n```sql\n{record.sn_query}\n```\n\n{how}"
-        "A backfill refreshes completely once, in its first run; its other runs say so and succeed.\n"
+        "A backfill refreshes completely once, in its first run; its other runs say so and succeed.\n\n"
+        f"{_spark_doc(record.sn_spark_conn)}\n"
     )
+
+
+def _spark_doc(conn_id: str | None) -> str:
+    """Which Spark connection the jobs run with (its type, read when a run starts, decides where)."""
+    if conn_id is None:
+        return "Spark jobs run with the connection of `[snaprepl] spark_conn_id`."
+    return f"Spark jobs run with connection `{conn_id}` (spark: spark-submit; spark_connect: its Spark Connect server)."
 
 
 def _dag(settings: Settings, **kwargs: Any) -> DAG:
@@ -236,7 +244,8 @@ def publication_dag(
             "publisher with conflict resolution, one subscriber after another; then the publisher's log is "
             "pushed to every subscriber except each change's originator (REPL_UPDATE_SNAPSHOT). A manual run "
             "can do the pulls only or the pushes only. A backfill pulls every subscriber, then reloads each "
-            "replica from the publisher (REPL_INIT_SNAPSHOT), once per backfill.\n"
+            "replica from the publisher (REPL_INIT_SNAPSHOT), once per backfill.\n\n"
+            f"{_spark_doc(publication.sp_spark_conn)}\n"
         ),
         params={
             "direction": Param(

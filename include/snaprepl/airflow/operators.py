@@ -8,6 +8,7 @@ of failing; a backfill refreshes completely once (see :mod:`snaprepl.catalog.bac
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -21,11 +22,12 @@ from snaprepl.airflow.metrics import refresh_metrics, sync_metrics
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
-from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.run_lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
+from snaprepl.refresh.stale import drop_staging_tables
 from snaprepl.settings import Settings
 from snaprepl.submit.alerts import alerting
 from snaprepl.submit.idle import idle_refresh, idle_sync
@@ -48,6 +50,24 @@ def lease_busy(catalog: Catalog, name: str) -> str | None:
     if holder_is_dead(holder) or utcnow() - heartbeat > LEASE:
         return None
     return f"run {run_id} ({holder})"
+
+
+def drop_in_background(record: SnapshotRecord, log: Any, wait: float = 3.0) -> None:
+    """Drop ``record``'s staging tables from a thread, waiting ``wait`` seconds at most: on_kill runs in
+    a signal handler, which must not wait for a lock its own interrupted job may hold."""
+
+    def drop() -> None:
+        try:
+            dropped = drop_staging_tables(record)
+        except Exception as err:  # the next run, or the purge, drops them
+            log.warning("staging tables of %s not dropped: %s", record.sn_name, err)
+            return
+        if dropped:
+            log.info("dropped staging tables %s of %s", dropped, record.sn_name)
+
+    worker = threading.Thread(target=drop, name="snaprepl-drop-staging", daemon=True)
+    worker.start()
+    worker.join(wait)
 
 
 class SnapreplSparkOperator(SparkSubmitOperator):
@@ -77,6 +97,7 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         self._spark_binary = spark_binary()
         self._hook = None
         self._submission = submission
+        self.log.info("Spark job in %s mode (Spark connection %s)", submission.mode, submission.conn_id)
         try:  # spark-submit through SparkSubmitOperator, or on the Connect server: the submission decides
             result, failure = submission.execute(lambda: super(SnapreplSparkOperator, self).execute(context))
         finally:
@@ -97,7 +118,9 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         if submission is None:
             super().on_kill()
         else:
-            submission.kill(super().on_kill)
+            stopped = submission.kill(super().on_kill)
+            if stopped:  # connect mode: the run's operations on the server
+                self.log.info("interrupted Spark operations %s tagged %s", ", ".join(stopped), submission.tag)
 
     def _backfill(self, context: Context) -> str | None:
         """This run's backfill id when it is a backfill run (None otherwise)."""
@@ -175,6 +198,7 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
             refresh_metrics(idle.to_dict())  # a quiet copy's lag and backlog are figures too
             return idle.to_dict()
         submission = prepare_refresh(request, record, catalog, settings)
+        self._refreshing = record
         with alerting(catalog, settings, record.sn_name, f"refresh of {record.sn_name}", ignore=NO_FAILURE):
             result = self._run_submission(context, submission, settings)
         outcome = RefreshOutcome.from_dict(result["outcome"])
@@ -182,6 +206,14 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         self._refreshed = (record, {**result["outcome"], **outcome.to_dict()})  # lag and backlog, if measured
         refresh_metrics(self._refreshed[1])
         return outcome.to_dict()
+
+    def on_kill(self) -> None:
+        """Stop the job (see the base class), then drop the staging tables of the run's snapshot: a job
+        stopped on a Connect server fails and drops them itself, but the task may be SIGKILLed first."""
+        super().on_kill()
+        record = getattr(self, "_refreshing", None)
+        if record is not None:
+            drop_in_background(record, self.log)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """The tables the refresh read and wrote, with the rows written (OpenLineage provider)."""

@@ -35,6 +35,9 @@ ASCII_IDENT = String(255).with_variant(mysql.VARCHAR(255, charset="ascii", colla
 #: MySQL's and MariaDB's DATETIME drops microseconds unless told otherwise; SNAPTIMEs need them.
 TIMESTAMP = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
+#: The Spark connection of a snapshot's or publication's jobs: its type says where they run.
+SPARK_CONN_COMMENT = "Airflow connection of its Spark jobs (NULL = [snaprepl] spark_conn_id)"
+
 metadata = MetaData()
 
 SYS_SNAPSHOT = Table(
@@ -54,6 +57,7 @@ SYS_SNAPSHOT = Table(
     Column("SN_CONDITION", Text, comment="incremental: WHERE condition in the source dialect"),
     Column("SN_KEY_COLUMNS", Text, comment="JSON list of the destination's key columns"),
     Column("SN_SCHEDULE", String(100), comment="Airflow schedule of the refresh DAG (NULL = manual)"),
+    Column("SN_SPARK_CONN", IDENT, comment=SPARK_CONN_COMMENT),
     Column("SN_TOLERANCE_MIN", Integer, comment="tolerance window override in minutes"),
     Column("SN_NEEDS_COMPLETE", Text, comment="why a complete refresh is required (NULL = not required)"),
     Column(
@@ -107,6 +111,7 @@ SYS_SNAPSHOT_PUB = Table(
     Column("SP_LAST_TS", TIMESTAMP, comment="publisher log: last SNAPTIME pushed to every subscriber"),
     Column("SP_SERVER", IDENT, nullable=False, comment="replication name of the publisher"),
     Column("SP_SCHEDULE", String(100)),
+    Column("SP_SPARK_CONN", IDENT, comment=SPARK_CONN_COMMENT),
     Column("SP_LAST_SYNC_AT", TIMESTAMP),
     Column("SP_ROWS_PER_COMMIT", Integer, comment="rows per commit of syncs (never splitting a SNAPTIME group)"),
     Column("SP_LAST_STATUS", String(20)),

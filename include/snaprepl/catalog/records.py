@@ -87,6 +87,7 @@ class SnapshotRecord(Record):
     sn_condition: str | None = None
     sn_key_columns: str | None = None
     sn_schedule: str | None = None
+    sn_spark_conn: str | None = None
     sn_tolerance_min: int | None = None
     sn_needs_complete: str | None = None
     sn_complete_ts: datetime | None = None
@@ -139,6 +140,7 @@ class PublicationRecord(Record):
     sp_created_at: datetime
     sp_last_ts: datetime | None = None
     sp_schedule: str | None = None
+    sp_spark_conn: str | None = None
     sp_last_sync_at: datetime | None = None
     sp_rows_per_commit: int | None = None
     sp_last_status: str | None = None

@@ -63,6 +63,21 @@ def staging_tables(snapshot: SnapshotRecord, ends: Endpoints) -> list[str]:
     return list(dict.fromkeys([*names, *([recorded] if isinstance(recorded, str) else [])]))
 
 
+def drop_staging_tables(snapshot: SnapshotRecord) -> list[str]:
+    """Drop the staging tables of ``snapshot`` found in its destination; those dropped. The caller
+    knows that no live run uses them (a dead run's, or a killed task's own)."""
+    ends = Endpoints.of(snapshot)
+    try:
+        dest, schema = ends.dest_db.dialect, snapshot.sn_dest_schema
+        with ends.dest_db.session() as session:
+            found = [t for t in staging_tables(snapshot, ends) if dest.table_exists(session, schema, t)]
+            for table in found:
+                session.execute(dest.drop_table_sql(schema, table))
+        return found
+    finally:
+        ends.dispose()
+
+
 def _died(dead: dict[str, Any]) -> str:
     return (
         f"run {dead['run_id'] or '?'} died: {dead['why']}; its staging tables were dropped, "
@@ -87,13 +102,8 @@ def drop_stale_staging(catalog: Catalog) -> dict[str, list[str]]:
             lock.acquire()
         except SnapshotBusy:
             continue  # a live run: its staging table is its own
-        ends = Endpoints.of(snapshot)
         try:
-            dest, schema = ends.dest_db.dialect, snapshot.sn_dest_schema
-            with ends.dest_db.session() as session:
-                found = [t for t in staging_tables(snapshot, ends) if dest.table_exists(session, schema, t)]
-                for table in found:
-                    session.execute(dest.drop_table_sql(schema, table))
+            found = drop_staging_tables(snapshot)
             if found:
                 dropped[snapshot.sn_name] = found
                 log.info("dropped staging tables %s that a dead run of %s left", found, snapshot.sn_name)
@@ -102,6 +112,5 @@ def drop_stale_staging(catalog: Catalog) -> dict[str, list[str]]:
         except Exception as err:  # an unreachable destination: the purge goes on with the others
             log.warning("staging tables of %s not checked: %s", snapshot.sn_name, err)
         finally:
-            ends.dispose()
             lock.release()
     return dropped

@@ -24,10 +24,11 @@ import socket
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse
 
-from snaprepl.connections import ConnectionInfo, handed
+from snaprepl.connections import ConnectionInfo, get_connection, handed
 from snaprepl.errors import SnapreplError
 from snaprepl.spark.entrypoint import RESULT_SINK
 from snaprepl.spark.session import SPARK_CONF, remote
@@ -63,7 +64,13 @@ def connection_url(conn_id: str) -> str:
     Spark provider's hook: host, port, ``token`` (the password), ``user_id`` (the login), ``use_ssl``."""
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
-    return SparkConnectHook(conn_id).get_connection_url()
+    info = get_connection(conn_id)  # where snaprepl finds every connection (a CLI's: the metadata database too)
+    found = SimpleNamespace(
+        host=info.host, port=info.port, login=info.login, password=info.password, extra_dejson=dict(info.extra)
+    )
+    hook = SparkConnectHook(conn_id)
+    hook.get_connection = lambda _conn_id: found  # type: ignore[method-assign,assignment,return-value]
+    return str(hook.get_connection_url())
 
 
 def session_for(url: str, conn_id: str) -> Any:

@@ -38,7 +38,8 @@ def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:
 def prepare_refresh(
     request: RefreshRequest, snapshot: SnapshotRecord, catalog: Catalog, settings: Settings
 ) -> Submission:
-    """The spark-submit of ``request`` on ``snapshot``, ready to run (its caller cleans it up)."""
+    """The run of ``request`` on ``snapshot`` with the snapshot's Spark connection (SN_SPARK_CONN, else
+    ``[snaprepl] spark_conn_id``), ready to run (its caller cleans it up)."""
     return prepare(
         job="refresh_snapshot",
         module_file=job_module_file("snaprepl.refresh.job"),
@@ -52,6 +53,7 @@ def prepare_refresh(
         settings=settings,
         run_id=request.run_id,
         name=f"snaprepl-refresh-{request.run_id[:8]}",
+        spark_conn=snapshot.sn_spark_conn,
     )
 
 

@@ -9,6 +9,9 @@ Clients must present a token: it reaches the server through its environment
 its command line, and is printed once, in the Airflow connection to define. The server's pid and log
 are in the state directory (``$SNAPREPL_STATE_DIR``, see :func:`snaprepl.spark.connect.state_dir`).
 
+The server runs under a supervisor (:mod:`snaprepl.submit.supervisor`) that starts it again, on the
+same port with the same token, when it dies after it was up; ``status`` says how often it did.
+
 Static Spark settings (``--master``, driver memory, jars, executor settings) are the server's: they
 are given here, not per job.
 """
@@ -32,6 +35,7 @@ from snaprepl.jars import jdbc_jars
 from snaprepl.spark import lifeline
 from snaprepl.spark.connect import state_dir
 from snaprepl.spark.session import SPARK_CONF
+from snaprepl.submit import supervisor
 from snaprepl.submit.submission import job_python_path, spark_binary, spark_home
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -48,6 +52,8 @@ class ServerInfo:
     log: Path
     master: str
     token: str | None = None
+    server_pid: int | None = None
+    restarts: int = 0
 
     def connection(self, conn_id: str = "snaprepl_spark") -> str:
         """The Airflow connection to define for it (``localhost``: pyspark sends a token over plain
@@ -65,12 +71,14 @@ def server_dir(name: str = "connect-server") -> Path:
     return directory
 
 
-def command(port: int, master: str, driver_memory: str) -> list[str]:
-    """The server's spark-submit command line: no secret on it."""
+def command(port: int, master: str, driver_memory: str, ui_port: int | None = None) -> list[str]:
+    """The server's spark-submit command line: no secret on it. ``ui_port``: serve Spark's web UI
+    (and its REST API of jobs) on that port; none by default."""
     jars = [str(j) for j in jdbc_jars()]
+    ui = {"spark.ui.enabled": "true", "spark.ui.port": str(ui_port)} if ui_port else {"spark.ui.enabled": "false"}
     conf = {
         **SPARK_CONF,
-        "spark.ui.enabled": "false",
+        **ui,
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
     }
@@ -98,7 +106,23 @@ def running(directory: Path | None = None) -> ServerInfo | None:
         return None
     if not lifeline.running(int(data["pid"]), str(data["start"])):
         return None
-    return ServerInfo(pid=int(data["pid"]), port=int(data["port"]), log=Path(data["log"]), master=data["master"])
+    try:
+        process = json.loads(((directory or server_dir()) / supervisor.PROCESS_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        process = {}
+    return ServerInfo(
+        pid=int(data["pid"]), port=int(data["port"]), log=Path(data["log"]), master=data["master"],
+        server_pid=process.get("server_pid"), restarts=int(process.get("restarts") or 0),
+    )  # fmt: skip
+
+
+def died(directory: Path | None = None) -> int | None:
+    """The pid of the server this state directory's pid file names, if it died (was not stopped)."""
+    try:
+        data = json.loads(((directory or server_dir()) / "server.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return None if lifeline.running(int(data["pid"]), str(data["start"])) else int(data["pid"])
 
 
 def start(
@@ -108,6 +132,7 @@ def start(
     driver_memory: str = "1g",
     directory: Path | None = None,
     timeout: float = 180,
+    ui_port: int | None = None,
 ) -> ServerInfo:
     """Start a Connect server on ``127.0.0.1:port`` and wait until it answers.
 
@@ -128,10 +153,12 @@ def start(
         "PYTHONPATH": job_python_path(),  # the Python workers import snaprepl (the jobs' closures)
         TOKEN_ENV: token,
     }
+    (directory / supervisor.PROCESS_FILE).unlink(missing_ok=True)
+    supervised = [sys.executable, "-m", "snaprepl.submit.supervisor", str(directory), "--"]
     with log.open("ab") as out:
         process = subprocess.Popen(
-            command(port, master, driver_memory), env=env, stdout=out, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True, cwd=directory,
+            [*supervised, *command(port, master, driver_memory, ui_port)], env=env, stdout=out,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=directory,
         )  # fmt: skip
     info = ServerInfo(pid=process.pid, port=port, log=log, master=master, token=token)
     record = {"pid": process.pid, "start": lifeline.process_start(process.pid), "port": port}
@@ -162,6 +189,7 @@ def stop(directory: Path | None = None, *, timeout: float = 30) -> ServerInfo | 
                 os.kill(pid, signal.SIGKILL)
         lifeline.kill_group(info.pid)
     (directory / "server.json").unlink(missing_ok=True)
+    (directory / supervisor.PROCESS_FILE).unlink(missing_ok=True)
     return info
 
 

@@ -12,6 +12,7 @@ variable of the spark-submit process, and deleted when the job ends.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -27,7 +28,7 @@ from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
-from snaprepl.progress import PROGRESS_FILE_ENV, bar_while
+from snaprepl.progress import PROGRESS_FILE, PROGRESS_FILE_ENV, bar_while
 from snaprepl.settings import Settings
 from snaprepl.spark import connect, lifeline, rundir
 from snaprepl.spark.entrypoint import RESULT_FILE_ENV
@@ -114,6 +115,31 @@ def spark_mode(settings: Settings) -> str:
     raise SnapreplError(problem, "`snaprepl spark-server start` starts a server and prints the connection to define")
 
 
+#: Connection types a snapshot's or publication's Spark connection may have, and the mode of each.
+SPARK_CONN_MODES = {"spark": "submit", SPARK_CONNECT_TYPE: "connect"}
+
+
+def check_spark_connection(conn_id: str) -> str:
+    """The mode Spark connection ``conn_id`` runs jobs in (``submit`` or ``connect``).
+
+    :raises SnapreplError: it is not defined, or of another type.
+    """
+    try:
+        conn_type = get_connection(conn_id).conn_type
+    except ConnectionNotFound as err:
+        raise SnapreplError(
+            f"there is no Spark connection '{conn_id}'",
+            f"define it first (type spark, or {SPARK_CONNECT_TYPE}: `snaprepl spark-server start` prints one)",
+        ) from err
+    mode = SPARK_CONN_MODES.get(conn_type or "")
+    if mode is None:
+        raise SnapreplError(
+            f"connection '{conn_id}' is of type {conn_type}, not a Spark connection",
+            f"name a connection of type {' or '.join(SPARK_CONN_MODES)}",
+        )
+    return mode
+
+
 def spark_binary() -> str:
     """spark-submit of the Python environment snaprepl runs in (pyspark ships it)."""
     beside = Path(sys.executable).with_name("spark-submit")
@@ -180,27 +206,30 @@ class Submission:
         failure: BaseException | None = None
         try:
             if self.mode == "connect":
-                self._result = connect.run_job(
-                    self.job_module,
-                    self.application_args,
-                    url=self.connect_url,
-                    tag=self.tag,
-                    connections=self.connections,
-                )
+                progress_file = PROGRESS_FILE.set(str(self.progress_file) if self.progress_file else None)
+                try:
+                    self._result = self._run_connect()
+                finally:
+                    PROGRESS_FILE.reset(progress_file)
             else:
                 spark_submit()
         except Exception as err:  # the hook raises on a non-zero exit; the job's result says why
             failure = err
         return self.read_result(), failure
 
-    def kill(self, spark_submit_kill: Callable[[], object]) -> None:
+    def _run_connect(self) -> dict[str, Any] | None:
+        return connect.run_job(
+            self.job_module, self.application_args, url=self.connect_url, tag=self.tag, connections=self.connections
+        )
+
+    def kill(self, spark_submit_kill: Callable[[], object]) -> list[str]:
         """Stop the running job: ``spark_submit_kill()`` in ``submit`` mode; in ``connect`` mode,
         interrupt the run's tagged operations on the server (the job then fails, and drops its
-        staging table on the way out, as any failed run does)."""
+        staging table on the way out, as any failed run does). The ids of the operations interrupted."""
         if self.mode == "connect":
-            connect.interrupt(self.connect_url, self.tag)
-        else:
-            spark_submit_kill()
+            return connect.interrupt(self.connect_url, self.tag)
+        spark_submit_kill()
+        return []
 
     def read_result(self) -> dict[str, Any] | None:
         if self.mode == "connect" or self.result_file is None:
@@ -229,11 +258,16 @@ def prepare(
     run_id: str,
     name: str,
     module: str = "",
+    spark_conn: str | None = None,
 ) -> Submission:
     """Assemble the run of ``job`` (job module ``module``): on the Spark Connect server in ``connect``
     mode (see :func:`spark_mode`), else a spark-submit with the connections file in a new directory of
-    this run. The caller calls :meth:`Submission.cleanup` when the job has ended."""
+    this run. ``spark_conn``: the Spark connection of the snapshot or publication (SN_SPARK_CONN,
+    SP_SPARK_CONN), in place of ``[snaprepl] spark_conn_id``; its type decides the mode as the
+    setting's would. The caller calls :meth:`Submission.cleanup` when the job has ended."""
     unique = list({c.conn_id: c for c in connections}.values())
+    if spark_conn:
+        settings = dataclasses.replace(settings, spark_conn_id=spark_conn)
     if spark_mode(settings) == "connect":
         url = connect.connection_url(settings.spark_conn_id)
         try:
@@ -243,11 +277,12 @@ def prepare(
                 raise
             log.warning("%s: falling back to spark-submit ([snaprepl] connect_fallback)", err.message)
         else:
+            directory = rundir.new_run_dir()  # its progress file only: connections and result stay in memory
             return Submission(
                 application=module, application_args=list(args), conf={}, jars="", driver_class_path="",
                 env_vars={}, name=name, conn_id=settings.spark_conn_id, driver_memory="", connections_file=None,
                 result_file=None, mode="connect", job_module=module, run_id=run_id, connections=unique,
-                connect_url=url,
+                connect_url=url, run_dir=directory, progress_file=directory / "progress.json",
             )  # fmt: skip
     return _prepare_submit(job, module_file, args, unique, settings, run_id, name)
 

@@ -75,8 +75,10 @@ def prepare_sync(
     run_id: str,
     atomic: bool = False,
 ) -> Submission:
-    """The spark-submit of one sync job, ready to run (its caller cleans it up). ``atomic``: an init
-    replaces the replica in one transaction (readers see the old rows or the new ones)."""
+    """One sync job with the publication's Spark connection (SP_SPARK_CONN, else ``[snaprepl]
+    spark_conn_id``), ready to run (its caller cleans it up). ``atomic``: an init replaces the replica
+    in one transaction (readers see the old rows or the new ones)."""
+    publication = catalog.publication(item)
     return prepare(
         job="sync_publication",
         module_file=job_module_file("snaprepl.bidir.job"),
@@ -86,6 +88,7 @@ def prepare_sync(
         settings=settings,
         run_id=run_id,
         name=f"snaprepl-sync-{action}-{run_id[:8]}",
+        spark_conn=publication.sp_spark_conn if publication else None,
     )
 
 

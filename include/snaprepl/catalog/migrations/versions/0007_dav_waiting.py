@@ -1,7 +1,7 @@
 """Collections: resources waiting for a WebDAV lock to be released (SYS_DAV_WAITING): the version to
 write, where its body waits on the locked side, and since when.
 
-Revision ID: 0007_dav_waiting
+Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-25
 """
@@ -19,7 +19,7 @@ ASCII_IDENT = sa.String(255).with_variant(
 PATH_KEY = sa.String(64).with_variant(mysql.VARCHAR(64, charset="ascii"), "mysql", "mariadb")
 TIMESTAMP = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
-revision = "0007_dav_waiting"
+revision = "0007"
 down_revision = "0006"
 branch_labels = None
 depends_on = None
