@@ -25,9 +25,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse, urlunparse
 
-from snaprepl.connections import ConnectionInfo, handed
+from snaprepl.connections import ConnectionInfo, get_connection, handed
 from snaprepl.errors import SnapreplError
 from snaprepl.spark.entrypoint import RESULT_SINK
 from snaprepl.spark.session import SPARK_CONF, remote
@@ -59,11 +59,38 @@ def state_dir() -> Path:
 
 
 def connection_url(conn_id: str) -> str:
-    """The ``sc://`` URL of Airflow connection ``conn_id`` (type ``spark_connect``), built by the
-    Spark provider's hook: host, port, ``token`` (the password), ``user_id`` (the login), ``use_ssl``."""
-    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+    """The ``sc://`` URL of Airflow connection ``conn_id`` (type ``spark_connect``), as the Spark
+    provider's ``SparkConnectHook.get_connection_url`` builds it: host, port, ``user_id`` (the login),
+    ``token`` (the password), ``use_ssl`` (an extra).
 
-    return SparkConnectHook(conn_id).get_connection_url()
+    Built here from :func:`~snaprepl.connections.get_connection`, which reads a connection of the
+    environment without importing Airflow (the hook would, a second or more of every command).
+    """
+    return spark_connect_url(get_connection(conn_id))
+
+
+def spark_connect_url(conn: ConnectionInfo) -> str:
+    """The ``sc://`` URL of Spark Connect connection ``conn`` (the provider hook's rules)."""
+    if not conn.host:
+        raise SnapreplError(
+            f"the Spark Connect connection '{conn.conn_id}' has no host",
+            'set its host and port, e.g. {"conn_type": "spark_connect", "host": "localhost", "port": 15002}',
+        )
+    host = conn.host if "://" in conn.host else f"sc://{conn.host}"
+    if conn.port:
+        host = f"{host}:{conn.port}"
+    url = urlparse(host)
+    if url.path:
+        raise SnapreplError(f"the Spark Connect connection '{conn.conn_id}' has a path ({url.path}): it takes none")
+    params = []
+    if conn.login:
+        params.append(f"user_id={quote(conn.login)}")
+    if conn.password:
+        params.append(f"token={quote(conn.password)}")
+    use_ssl = conn.extra.get("use_ssl")
+    if use_ssl is not None:
+        params.append(f"use_ssl={quote(str(use_ssl))}")
+    return urlunparse(("sc", url.netloc, "/", ";".join(params), "", url.fragment))
 
 
 def session_for(url: str, conn_id: str) -> Any:
