@@ -3,8 +3,10 @@
 A complete refresh between two PostgreSQL databases whose columns have the same types needs no Spark
 types, Arrow batches or JDBC at all: each Spark task opens psycopg (3) connections to both sides and
 hands the source's ``COPY (SELECT ... WHERE <key range>) TO STDOUT`` to the staging table's
-``COPY ... FROM STDIN`` chunk by chunk, never holding more than one chunk (a row) in memory. Each range
-is loaded in one destination transaction; the caller drops the staging table if any range fails.
+``COPY ... FROM STDIN`` in blocks of whole rows of about :data:`BLOCK_BYTES` (the source sends one
+message a row; passing each on alone took 1.5 times as long, in the task and in the destination),
+never holding more than a block in memory. Each range is loaded in one destination transaction;
+the caller drops the staging table if any range fails.
 
 Both ends use the text format (what ``psql COPY | psql COPY`` uses): the binary format carries type
 OIDs inside arrays and composite values, which differ between databases for user-defined types. The
@@ -34,6 +36,8 @@ TEXT_FORMS = (
     "SET bytea_output = 'hex'",
     "SET lc_monetary = 'C'",
 )
+#: Bytes of whole rows gathered before they are written to the destination in one message.
+BLOCK_BYTES = 128 * 1024
 #: What a failed task's error text starts with, so the driver finds the database's own message.
 FAILURE_MARK = "snaprepl COPY pipe failed: "
 _FAILURE = re.compile(re.escape(FAILURE_MARK) + r"([^\n]*)")
@@ -107,9 +111,11 @@ def pipe_task(
     setup: tuple[list[str], list[str]],
     copies_out: list[str],
     copy_in: str,
+    block_bytes: int = BLOCK_BYTES,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
-    with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``.
+    with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``,
+    rows passed on in blocks of about ``block_bytes``.
 
     Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
     closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
@@ -130,8 +136,14 @@ def pipe_task(
                     dst.execute(statement)
                 with src.cursor() as out_cursor, dst.cursor() as in_cursor:
                     with out_cursor.copy(copy_out) as out, in_cursor.copy(copy_in) as into:
-                        for chunk in out:
-                            into.write(chunk)
+                        block = bytearray()
+                        for row in out:  # one message a row
+                            block += row
+                            if len(block) >= block_bytes:
+                                into.write(block)
+                                block = bytearray()
+                        if block:
+                            into.write(block)
                     return int(in_cursor.rowcount)  # committed as the connection's block ends
 
         rows = 0
