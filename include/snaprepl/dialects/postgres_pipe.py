@@ -76,7 +76,7 @@ class PostgresCopyPipe:
 
         :raises Exception: Spark's, carrying the database's message when a range fails (see :meth:`failure`).
         """
-        from pyspark.sql import functions as F
+        from pyspark.sql.types import LongType, StructField, StructType
 
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
@@ -96,9 +96,11 @@ class PostgresCopyPipe:
             copy_in,
         )
         # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
+        # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
+        # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
         indexes = spark.range(0, len(copies_out), 1, len(copies_out))
-        total = indexes.mapInArrow(task, "rows BIGINT").agg(F.sum("rows")).collect()[0][0]
-        return int(total or 0)
+        counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
+        return sum(int(row[0]) for row in counts)
 
     def failure(self, err: BaseException) -> str | None:
         """The database's message a failed pipe task reported, found in the error Spark raised, or None."""
@@ -123,6 +125,8 @@ def pipe_task(
     source_kwargs, dest_kwargs = connect
     source_setup, dest_setup = setup
 
+    relay = block_relay(block_bytes)
+
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import psycopg  # noqa: PLC0415  (imported where the Python worker runs this)
         import pyarrow as pa  # noqa: PLC0415
@@ -136,14 +140,7 @@ def pipe_task(
                     dst.execute(statement)
                 with src.cursor() as out_cursor, dst.cursor() as in_cursor:
                     with out_cursor.copy(copy_out) as out, in_cursor.copy(copy_in) as into:
-                        block = bytearray()
-                        for row in out:  # one message a row
-                            block += row
-                            if len(block) >= block_bytes:
-                                into.write(block)
-                                block = bytearray()
-                        if block:
-                            into.write(block)
+                        relay(out, into)
                     return int(in_cursor.rowcount)  # committed as the connection's block ends
 
         rows = 0
@@ -157,3 +154,20 @@ def pipe_task(
         yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
     return run
+
+
+def block_relay(block_bytes: int) -> Callable[[Any, Any], None]:
+    """A function writing the rows a COPY TO gives (one message each) to a COPY FROM in blocks of
+    about ``block_bytes``; a closure, so Spark's Python workers need nothing of snaprepl to run it."""
+
+    def relay(out: Any, into: Any) -> None:
+        block = bytearray()
+        for row in out:
+            block += row
+            if len(block) >= block_bytes:
+                into.write(block)
+                block = bytearray()
+        if block:
+            into.write(block)
+
+    return relay
