@@ -126,3 +126,24 @@ def test_a_session_the_server_closed_is_replaced_by_a_new_id(connect_server) -> 
     assert first != second and count == "3", "SESSION_CLOSED: the slot got a new session id, which works"
     slot_ids = {p.read_text().strip() for p in Path(connect_server["SNAPREPL_STATE_DIR"]).glob("connect-slots/*/*.id")}
     assert second in slot_ids, "the slot keeps the new id for the processes that follow"
+
+
+#: Opens a session and runs a query, with pyspark's exit-time request (an ML cache cleanup) reported.
+EXIT = (
+    "from pyspark.sql.connect.client import core\n"
+    "cleanup = core.SparkConnectClient._cleanup_ml_cache\n"
+    "core.SparkConnectClient._cleanup_ml_cache = lambda self: print('EXIT REQUEST', flush=True) or cleanup(self)\n"
+    "from snaprepl.spark import connect\n"
+    "url = connect.connection_url('snaprepl_spark')\n"
+    "print('ROWS', connect.session_for(url, 'snaprepl_spark').range(3).count(), flush=True)\n"
+)
+
+
+def test_a_process_ends_without_a_request_to_the_server(connect_server) -> None:
+    """The process closes its session's channel before pyspark's exit handler, which then sends nothing
+    (a request at exit cost every command up to a few tenths of a second)."""
+    env = {**os.environ, **server_env(connect_server)}
+    ran = subprocess.run([sys.executable, "-c", EXIT], capture_output=True, text=True, env=env, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "ROWS 3" in ran.stdout
+    assert "EXIT REQUEST" not in ran.stdout

@@ -123,6 +123,10 @@ def session_for(url: str, conn_id: str) -> Any:
         runtime = {k: v for k, v in SPARK_CONF.items() if k.startswith("spark.sql.")}
         session.conf._set_all(configs=runtime, silent=True)  # static settings are the server's own
         _SESSIONS[url] = session
+        # Exit handlers run last-registered first: this one now runs before the one pyspark registered
+        # for the new client, which then finds it closed and skips its request (an ML cache cleanup,
+        # up to a few tenths of a second of every command's exit; snaprepl caches no ML models).
+        atexit.register(_close_all)
         return session
     raise AssertionError("unreachable")
 
