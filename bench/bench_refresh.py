@@ -11,7 +11,8 @@
     STDIN`` of the same rows into a table of the same definition; whole/COPY and (whole - fixed)/COPY;
 (c) incremental refresh of --changes changed rows in tables of --inc-sizes rows.
 
-Every figure is "min / median" of --runs runs (3).
+Every figure is "min / median" of --runs runs (3). With --phases, one more 10-change and one more empty
+complete refresh in each mode run under bench/phases.py, which prints where their time goes.
 
 Each figure is measured in every --spark mode: ``submit`` (a spark-submit per refresh) and
 ``connect`` (the refresh runs in the CLI on a Spark Connect server that this script starts with
@@ -19,6 +20,7 @@ Each figure is measured in every --spark mode: ``submit`` (a spark-submit per re
 
     .venv/bin/python bench/bench_refresh.py                 # 1M and 10M rows; 10,000 changes in 100k and 1M
     .venv/bin/python bench/bench_refresh.py --spark submit,connect --sizes 10000 --inc-sizes 10000 --runs 1
+    .venv/bin/python bench/bench_refresh.py --spark connect --sizes '' --inc-sizes '' --phases
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -106,7 +109,7 @@ def spark_mode(mode: str) -> Iterator[None]:
         shutil.rmtree(state, ignore_errors=True)
 
 
-def fixed_costs(cur: Any, conn_id: str, tag: str, runs: int) -> dict[str, list[float]]:
+def fixed_costs(cur: Any, conn_id: str, tag: str, runs: int, phases: bool = False) -> dict[str, list[float]]:
     """(a): an idle incremental refresh, one of 10 changed rows, and a complete refresh of an empty
     table (the fixed cost of every refresh that moves rows, which (b) and (c) subtract)."""
     src, dst = f"fixed_src_{tag}", f"fixed_dst_{tag}"
@@ -122,7 +125,28 @@ def fixed_costs(cur: Any, conn_id: str, tag: str, runs: int) -> dict[str, list[f
     snaprepl(f"CREATE NONINCREMENTAL SNAPSHOT empty_dst_{tag}@{conn_id} AS 'SELECT * FROM empty_src_{tag}@{conn_id}'")
     empty = [snaprepl(f"UPDATE SNAPSHOT empty_dst_{tag}@{conn_id}")[0] for _ in range(runs)]
     print(f"(a) {tag}: idle {min_median(idle)} s; 10 changes {min_median(ten)} s; empty complete {min_median(empty)} s")
+    if phases:
+        cur.execute(f"UPDATE {src} SET n = n + 1 WHERE id <= 10")
+        print_phases(f"UPDATE SNAPSHOT {dst}@{conn_id}", f"{tag}, 10 changes")
+        print_phases(f"UPDATE SNAPSHOT empty_dst_{tag}@{conn_id}", f"{tag}, empty complete")
     return {"idle": idle, "ten": ten, "empty": empty}
+
+
+def print_phases(statement: str, what: str) -> None:
+    """The statement run under bench/phases.py: its phases as it printed them, and its wall time."""
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("phases.py")), "sql", statement],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        raise SystemExit(f"{statement!r} failed: {result.stderr[-3000:]}")
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    print(f"phases ({what}), seconds since start and each phase's own:", *lines, sep="\n  ")
+    print(f"  whole command (the interpreter's exit included): {elapsed:.3f} s", flush=True)
 
 
 def complete_refresh(cur: Any, conn_id: str, dbname: str, rows: int, tag: str, runs: int) -> tuple[list[float], ...]:
@@ -170,7 +194,7 @@ def measure(mode: str, args: argparse.Namespace, conn_id: str, dbname: str, cur:
     """Every figure of one Spark mode."""
     runs = args.runs
     with spark_mode(mode):
-        fixed = fixed_costs(cur, conn_id, mode, runs)
+        fixed = fixed_costs(cur, conn_id, mode, runs, args.phases)
         complete = {rows: complete_refresh(cur, conn_id, dbname, rows, mode, runs) for rows in _sizes(args.sizes)}
         incremental = {
             rows: incremental_refresh(cur, conn_id, rows, args.changes, mode, runs) for rows in _sizes(args.inc_sizes)
@@ -212,14 +236,17 @@ def report(results: dict[str, dict[str, Any]], start_stop: list[float], args: ar
                     ratio(wholes, copies, fixed),
                 ]
             )
-    print_table(["mode", "rows", "complete refresh (s)", "COPY pipe (s)", "whole/COPY", "(whole - fixed)/COPY"], rows)
-    print()
+    if rows:
+        headers = ["mode", "rows", "complete refresh (s)", "COPY pipe (s)", "whole/COPY", "(whole - fixed)/COPY"]
+        print_table(headers, rows)
+        print()
     rows = [
         [mode, f"{size:,}", f"{args.changes:,}", min_median(wholes)]
         for mode, r in results.items()
         for size, wholes in r["incremental"].items()
     ]
-    print_table(["mode", "table rows", "changed rows", "incremental refresh (s)"], rows)
+    if rows:
+        print_table(["mode", "table rows", "changed rows", "incremental refresh (s)"], rows)
     for mode, r in results.items():
         medians = [statistics.median(w) for w in r["incremental"].values()]
         if len(medians) == 2:
@@ -235,6 +262,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3, help="runs of every figure (min / median)")
     parser.add_argument("--spark", default="submit", help="Spark modes, side by side: submit, connect or both")
+    parser.add_argument("--phases", action="store_true", help="also print where a refresh's time goes")
     args = parser.parse_args()
     modes = [m.strip() for m in args.spark.split(",") if m.strip()]
     if not modes or set(modes) - {"submit", "connect"}:

@@ -1,7 +1,5 @@
 """``python -m snaprepl``."""
 
-import sys
+from snaprepl.cli import run
 
-from snaprepl.cli import main
-
-sys.exit(main())
+run()

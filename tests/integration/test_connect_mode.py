@@ -233,3 +233,24 @@ def test_the_command_line_draws_a_progress_bar_of_a_job_it_runs_on_the_connect_s
     assert bars, f"a progress bar on the terminal in connect mode too: {output[-2000:]}"
     assert bars[-1] == ("#" * 30, "", "100"), "the bar ends full"
     assert "Spark-Submit cmd" not in output
+
+
+#: Opens a session and runs a query, with pyspark's exit-time request (an ML cache cleanup) reported.
+EXIT = (
+    "from pyspark.sql.connect.client import core\n"
+    "cleanup = core.SparkConnectClient._cleanup_ml_cache\n"
+    "core.SparkConnectClient._cleanup_ml_cache = lambda self: print('EXIT REQUEST', flush=True) or cleanup(self)\n"
+    "from snaprepl.spark import connect\n"
+    "url = connect.connection_url('snaprepl_spark')\n"
+    "print('ROWS', connect.session_for(url, 'snaprepl_spark').range(3).count(), flush=True)\n"
+)
+
+
+def test_a_process_ends_without_a_request_to_the_server(connect_server) -> None:
+    """The process closes its session's channel before pyspark's exit handler, which then sends nothing
+    (a request at exit cost every command up to a few tenths of a second)."""
+    env = {**os.environ, **server_env(connect_server)}
+    ran = subprocess.run([sys.executable, "-c", EXIT], capture_output=True, text=True, env=env, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "ROWS 3" in ran.stdout
+    assert "EXIT REQUEST" not in ran.stdout

@@ -160,3 +160,32 @@ def test_types_that_differ_take_the_spark_path(pg_db, catalog, settings, refresh
     assert "through the COPY pipe" not in str(outcome)
     assert any("not the COPY pipe: column n is bigint" in m for m in pipe_log.messages)
     assert pg_db.rows(f"SELECT id, v, n FROM {unique_name} ORDER BY id") == [(1, 'a,"b"', 1), (2, None, 3)]
+
+
+@pytest.mark.parametrize("block_bytes", [1, 200, 1 << 20])
+def test_rows_pass_in_blocks_of_any_size_unchanged(pg_db, unique_name, block_bytes: int) -> None:
+    """The task gathers the source's rows into blocks before writing them: a block of one row, of a few
+    rows, or of the whole range, the destination reads back exactly the source's values (run here in
+    this process, as a Spark task runs it, on one index batch)."""
+    import pyarrow as pa
+
+    from snaprepl.connections import get_connection
+    from snaprepl.dialects.postgres_copy import psycopg2_kwargs
+    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, pipe_task
+
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    _fill(pg_db, src)
+    pg_db.run(f"INSERT INTO {src} (id, t) SELECT g, repeat('x', g) FROM generate_series(1000, 1400) g")
+    pg_db.run(f"CREATE TABLE {dst} (LIKE {src})")
+    info = get_connection(pg_db.conn_id)
+    kwargs = psycopg2_kwargs(info.dialect, info)
+    ranges = [
+        f"COPY (SELECT * FROM {src} WHERE id < 1200) TO STDOUT",
+        f"COPY (SELECT * FROM {src} WHERE id >= 1200) TO STDOUT",
+    ]
+    task = pipe_task(
+        (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), ranges, f"COPY {dst} FROM STDIN", block_bytes
+    )
+    out = list(task(iter([pa.RecordBatch.from_pydict({"id": [0, 1]})])))
+    assert out[0].column(0).to_pylist() == [len(pg_db.rows(f"SELECT id FROM {src}"))]
+    assert _exact(pg_db, f"SELECT * FROM {dst} ORDER BY id") == _exact(pg_db, f"SELECT * FROM {src} ORDER BY id")

@@ -61,24 +61,21 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     source_columns = {c.name: c for c in source_info.columns}
     read = [c.name for c in data_columns if c.name in source_columns]
     query = change_query(source, log, read, snapshot.sn_condition, start)
-    changes = ends.source_io.read(spark, query, change_columns(source, log, source_columns, read)).persist()
+    # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
+    # asking first whether any are left would only add a job. If none is (the log changed since),
+    # the staging table stays empty and nothing is applied.
+    changes = ends.source_io.read(spark, query, change_columns(source, log, source_columns, read))
 
     # ---- 3: what is left to apply, in commit batches
-    replayed = spark.createDataFrame([(g,) for g in replayed_guids], "RLOG_ROWGUID STRING")
-    pending = T.exclude_replayed(changes, replayed)
+    pending = T.exclude_replayed(changes, _replayed_frame(spark, replayed_guids)) if replayed_guids else changes
     for column in data_columns:  # columns the source lost are NULL in the destination
         if column.name not in source_columns:
             pending = pending.withColumn(column.name, _spark_null(column, ends))
-    if pending.isEmpty():  # cheap on the cached changes; spares the staging table's round trips
-        changes.unpersist()
-        return nothing_applied(snapshot, started)
     batched = T.assign_batches(pending, request.commit_rows)
     staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
 
     # ---- 4: stage, then apply batch by batch
-    upserted, deleted, batches, last_ts = _stage_and_apply(
-        catalog, ends, staged, changes, log.key_columns, data_columns
-    )
+    upserted, deleted, batches, last_ts = _stage_and_apply(catalog, ends, staged, log.key_columns, data_columns)
     return RefreshOutcome(
         snapshot=snapshot.sn_name,
         kind=INCREMENTAL,
@@ -91,7 +88,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
 
 
 def _stage_and_apply(
-    catalog: Catalog, ends: Endpoints, staged: Any, changes: Any, key: list[str], data_columns: list[Column]
+    catalog: Catalog, ends: Endpoints, staged: Any, key: list[str], data_columns: list[Column]
 ) -> tuple[int, int, int, datetime | None]:
     """Load ``staged`` into a staging table of the destination, apply it batch by batch, drop it;
     (upserted, deleted, batches, newest SNAPTIME applied)."""
@@ -110,7 +107,6 @@ def _stage_and_apply(
     try:
         # Changes are few next to a table: JDBC batches beat starting Python workers for COPY.
         ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
-        changes.unpersist()
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
@@ -118,6 +114,14 @@ def _stage_and_apply(
     finally:
         with ends.dest_db.session() as session:
             session.execute(dest.drop_table_sql(schema, stage))
+
+
+def _replayed_frame(spark: Any, guids: list[str]) -> Any:
+    """The replayed RLOG_ROWGUIDs as a DataFrame (a schema given as a type, not as text, which a
+    Spark Connect server would be asked to parse)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    return spark.createDataFrame([(g,) for g in guids], StructType([StructField("RLOG_ROWGUID", StringType())]))
 
 
 def _spark_null(column: Column, ends: Endpoints) -> Any:

@@ -30,13 +30,15 @@ def exclude_replayed(changes: DataFrame, replayed: DataFrame) -> DataFrame:
 
 def assign_batches(changes: DataFrame, commit_rows: int) -> DataFrame:
     """Number commit batches in SNAPTIME order, about ``commit_rows`` rows each, never splitting a
-    SNAPTIME group: a group belongs to the batch in which its first row falls."""
-    groups = changes.groupBy(SNAPTIME).agg(F.count(F.lit(1)).alias("_rows"))
-    ordered = Window.orderBy(SNAPTIME).rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    starts = groups.withColumn("_start", F.sum("_rows").over(ordered) - F.col("_rows")).select(
-        SNAPTIME, F.floor(F.col("_start") / F.lit(commit_rows)).cast("int").alias(BATCH)
-    )
-    return changes.join(F.broadcast(starts), on=SNAPTIME, how="inner")
+    SNAPTIME group: a group belongs to the batch in which its first row falls.
+
+    A row's ``rank()`` in SNAPTIME order, less one, is the number of rows of earlier groups: where its
+    group starts. The numbering needs every row in one partition; the change read is one already, so
+    ``coalesce(1)`` keeps it there without a shuffle (one Spark stage from the read to the write).
+    """
+    start = F.rank().over(Window.orderBy(SNAPTIME)) - F.lit(1)
+    batch = F.floor(start / F.lit(commit_rows)).cast("int").alias(BATCH)
+    return changes.coalesce(1).select("*", batch)
 
 
 def to_staging(changes: DataFrame, key_columns: Sequence[str], data_columns: Sequence[str]) -> DataFrame:

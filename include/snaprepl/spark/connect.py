@@ -24,9 +24,8 @@ import socket
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse, urlunparse
 
 from snaprepl.connections import ConnectionInfo, get_connection, handed
 from snaprepl.errors import SnapreplError
@@ -60,17 +59,38 @@ def state_dir() -> Path:
 
 
 def connection_url(conn_id: str) -> str:
-    """The ``sc://`` URL of Airflow connection ``conn_id`` (type ``spark_connect``), built by the
-    Spark provider's hook: host, port, ``token`` (the password), ``user_id`` (the login), ``use_ssl``."""
-    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+    """The ``sc://`` URL of Airflow connection ``conn_id`` (type ``spark_connect``), as the Spark
+    provider's ``SparkConnectHook.get_connection_url`` builds it: host, port, ``user_id`` (the login),
+    ``token`` (the password), ``use_ssl`` (an extra).
 
-    info = get_connection(conn_id)  # where snaprepl finds every connection (a CLI's: the metadata database too)
-    found = SimpleNamespace(
-        host=info.host, port=info.port, login=info.login, password=info.password, extra_dejson=dict(info.extra)
-    )
-    hook = SparkConnectHook(conn_id)
-    hook.get_connection = lambda _conn_id: found  # type: ignore[method-assign,assignment,return-value]
-    return str(hook.get_connection_url())
+    Built here from :func:`~snaprepl.connections.get_connection`, which reads a connection of the
+    environment without importing Airflow (the hook would, a second or more of every command).
+    """
+    return spark_connect_url(get_connection(conn_id))
+
+
+def spark_connect_url(conn: ConnectionInfo) -> str:
+    """The ``sc://`` URL of Spark Connect connection ``conn`` (the provider hook's rules)."""
+    if not conn.host:
+        raise SnapreplError(
+            f"the Spark Connect connection '{conn.conn_id}' has no host",
+            'set its host and port, e.g. {"conn_type": "spark_connect", "host": "localhost", "port": 15002}',
+        )
+    host = conn.host if "://" in conn.host else f"sc://{conn.host}"
+    if conn.port:
+        host = f"{host}:{conn.port}"
+    url = urlparse(host)
+    if url.path:
+        raise SnapreplError(f"the Spark Connect connection '{conn.conn_id}' has a path ({url.path}): it takes none")
+    params = []
+    if conn.login:
+        params.append(f"user_id={quote(conn.login)}")
+    if conn.password:
+        params.append(f"token={quote(conn.password)}")
+    use_ssl = conn.extra.get("use_ssl")
+    if use_ssl is not None:
+        params.append(f"use_ssl={quote(str(use_ssl))}")
+    return urlunparse(("sc", url.netloc, "/", ";".join(params), "", url.fragment))
 
 
 def session_for(url: str, conn_id: str) -> Any:
@@ -103,6 +123,10 @@ def session_for(url: str, conn_id: str) -> Any:
         runtime = {k: v for k, v in SPARK_CONF.items() if k.startswith("spark.sql.")}
         session.conf._set_all(configs=runtime, silent=True)  # static settings are the server's own
         _SESSIONS[url] = session
+        # Exit handlers run last-registered first: this one now runs before the one pyspark registered
+        # for the new client, which then finds it closed and skips its request (an ML cache cleanup,
+        # up to a few tenths of a second of every command's exit; snaprepl caches no ML models).
+        atexit.register(_close_all)
         return session
     raise AssertionError("unreachable")
 
