@@ -159,31 +159,6 @@ class OnConflictBidirSets(BidirSets):
     #: The updated table's alias in ``UPDATE ... FROM`` (None: named by itself).
     stage_table_alias: ClassVar[str | None] = None
 
-    def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
-        # Unlogged: no WAL for a million staged rows (a crash empties it; a rerun stages again).
-        return "CREATE UNLOGGED TABLE" + self.create_table_sql(schema, table, columns, [])[len("CREATE TABLE") :]
-
-    def numbered_chunks_sql(self, schema: str | None, stage: str, chunk: str, rows_per_commit: int) -> list[str]:
-        # A sequence owned by the column (dropped with the table); each session caches a block of
-        # numbers, so a commit may get fewer rows than rows_per_commit, never more.
-        sequence = self.qualified(schema, self.shorten(f"{stage}_chunks"))
-        column = f"{self.qualified(schema, stage)}.{self.quote(chunk)}"
-        return [
-            f"DROP SEQUENCE IF EXISTS {sequence}",
-            f"CREATE SEQUENCE {sequence} MINVALUE 0 START 0 CACHE 1000 OWNED BY {column}",
-            f"ALTER TABLE {self.qualified(schema, stage)} ALTER COLUMN {self.quote(chunk)} "
-            f"SET DEFAULT nextval({self.literal(sequence)}) / {int(rows_per_commit)}",
-        ]
-
-    def unflushed_commit_sql(self) -> list[str]:
-        # Still atomic and, once committed, visible to every session; only a crash of the server within
-        # a fraction of a second (wal_writer_delay) could lose it, and the load's last commit flushes it.
-        return ["SET LOCAL synchronous_commit = off"]
-
-    def flushing_commit_sql(self) -> list[str]:
-        # A transaction without a transaction id commits without flushing the WAL: take one.
-        return ["SELECT txid_current()"]
-
     def stage_put_sql(
         self,
         rlog: str,
@@ -217,6 +192,31 @@ class OnConflictBidirSets(BidirSets):
 
 class PostgresBidirSets(OnConflictBidirSets):
     stage_table_alias = "t"
+
+    def create_scratch_table_sql(self, schema: str | None, table: str, columns: Sequence[Column]) -> str:
+        # Unlogged: no WAL for a million staged rows (a crash empties it; a rerun stages again).
+        return "CREATE UNLOGGED TABLE" + self.create_table_sql(schema, table, columns, [])[len("CREATE TABLE") :]
+
+    def numbered_chunks_sql(self, schema: str | None, stage: str, chunk: str, rows_per_commit: int) -> list[str]:
+        # A sequence owned by the column (dropped with the table); each session caches a block of
+        # numbers, so a commit may get fewer rows than rows_per_commit, never more.
+        sequence = self.qualified(schema, self.shorten(f"{stage}_chunks"))
+        column = f"{self.qualified(schema, stage)}.{self.quote(chunk)}"
+        return [
+            f"DROP SEQUENCE IF EXISTS {sequence}",
+            f"CREATE SEQUENCE {sequence} MINVALUE 0 START 0 CACHE 1000 OWNED BY {column}",
+            f"ALTER TABLE {self.qualified(schema, stage)} ALTER COLUMN {self.quote(chunk)} "
+            f"SET DEFAULT nextval({self.literal(sequence)}) / {int(rows_per_commit)}",
+        ]
+
+    def unflushed_commit_sql(self) -> list[str]:
+        # Still atomic and, once committed, visible to every session; only a crash of the server within
+        # a fraction of a second (wal_writer_delay) could lose it, and the load's last commit flushes it.
+        return ["SET LOCAL synchronous_commit = off"]
+
+    def flushing_commit_sql(self) -> list[str]:
+        # A transaction without a transaction id commits without flushing the WAL: take one.
+        return ["SELECT txid_current()"]
 
     def staged_apply_setup_sql(self) -> list[str]:
         # Key lookups only: the planner's statistics lag behind a table being loaded (or a staging
