@@ -1,4 +1,5 @@
-"""The sync job that ``spark-submit`` runs for a publication (see :mod:`snaprepl.bidir.sync`).
+"""The sync job that ``spark-submit`` runs for a publication (see :mod:`snaprepl.bidir.sync`; a
+publication of a collection runs :mod:`snaprepl.collections.job` instead).
 
 Actions: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one subscriber: the
 tasks of a publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded subscriber, in
@@ -16,6 +17,7 @@ from snaprepl import run_history
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded, record_sync_succeeded
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
+from snaprepl.collections import job as collection_job
 from snaprepl.errors import ReplicationError
 from snaprepl.spark.entrypoint import JobRun
 from snaprepl.spark.job_args import SyncJobArgs
@@ -26,6 +28,8 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
 
     :param spark: a SparkSession, or a function returning one when the job first needs it.
     """
+    if collection_job.is_collection(catalog, args.item):  # type 1: files, not rows
+        return collection_job.run(spark, args, catalog)
     run_id = args.run_id or uuid.uuid4().hex
     sync = PublicationSync(
         spark, catalog, args.item, run_id, tolerance_minutes=args.tolerance_minutes, commit_rows=args.commit_rows

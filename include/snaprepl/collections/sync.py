@@ -58,8 +58,11 @@ def _unchanged(store: Store, entry: ManifestEntry | None) -> bool:
 class CollectionSync:
     """Syncs of publication ``item`` (``root`` on connection ``conn_id``) between its publisher and subscribers."""
 
-    def __init__(self, catalog: Catalog, item: str, publisher: Store, subscribers: list[Store]) -> None:
+    def __init__(
+        self, catalog: Catalog, item: str, publisher: Store, subscribers: list[Store], *, spark: Any | None = None
+    ) -> None:
         self.catalog, self.item, self.pub, self.subs = catalog, item, publisher, subscribers
+        self.spark = spark  # the job's SparkSession, or a function starting it (unused here yet)
         self.run_id = _now().strftime("%Y%m%dT%H%M%S%f")
         self.counts = Counts()
 

@@ -1,4 +1,5 @@
-"""Running sync jobs: spark-submit of ``spark_jobs/sync_publication.py``, as the Airflow tasks do."""
+"""Running sync jobs: spark-submit of ``spark_jobs/sync_publication.py`` (or the job in this process on
+a Spark Connect server), as the Airflow tasks do; for publications of tables and collections alike."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sync import Outcome
+from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
@@ -52,11 +54,14 @@ def sync_arguments(
 
 
 def sync_connections(catalog: Catalog, settings: Settings, item: str, server: str | None) -> list[ConnectionInfo]:
-    """The connections a sync job of ``item`` needs: the catalog, the publisher, the subscriber(s)."""
+    """The connections a sync job of ``item`` needs: the catalog, the publisher, the subscriber(s) (a
+    collection's job opens every subscriber's: a push forgets deletions every side has applied)."""
     publication = catalog.publication(item)
     if publication is None:
         raise ReplicationError(f"there is no publication {item}")
-    servers = [server] if server else [s.ss_server for s in catalog.subscriptions(item)]
+    servers = [s.ss_server for s in catalog.subscriptions(item)]
+    if server and publication.sp_type != COLLECTION_TYPE:
+        servers = [server]
     conn_ids = [
         server_conn(publication.sp_server, catalog=catalog),
         *(server_conn(s, catalog=catalog) for s in servers),
