@@ -4,14 +4,23 @@ wins by default, resolvers of the nearest collection, losers backed up and in th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
+import sqlalchemy as sa
+
 from snaprepl import api
+from snaprepl.dag_names import publication_dag_id
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import backups, put, remove, tree
 
 COLL = "/flow/docs/"
+
+
+def _replayed(catalog: Any, item: str) -> int:
+    with catalog.engine.connect() as conn:
+        return conn.execute(sa.text('SELECT COUNT(*) FROM "SYS_URPLOG" WHERE "ITEM" = :i'), {"i": item}).scalar_one()
 
 
 def _setup(sides: Sides, catalog: Any, syncer: Any) -> tuple[str, str]:
@@ -111,6 +120,15 @@ def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: A
     [entry] = [p for p in status["publications"] if p["item"] == "/stmt/c/@dav1"]
     [sub] = entry["subscribers"]
     assert sub["server"] == "folder" and sub["loaded"] and sub["last_push_at"] is not None
+    assert entry["dag_id"] == publication_dag_id("/stmt/c/@dav1") and entry["last_sync"]["status"] == "succeeded"
+    # Every step of the job is in the run history, as a table's are.
+    runs = [(r.rh_kind, r.rh_server, r.rh_outcome) for r in reversed(coll_catalog.history("/stmt/c/@dav1"))]
+    assert runs == [("init", "folder", "ok"), ("pull", "folder", "idle"), ("push", "folder", "idle")]
+    # The update replay log purge covers collections: entries behind both watermarks go.
+    assert _replayed(coll_catalog, "/stmt/c/@dav1") == 1
+    no_offset = dataclasses.replace(settings, snp_repl_purge_offset=0, snp_repl_tolerance_offset=0)
+    api.repl_purge_urplogs(catalog=coll_catalog, settings=no_offset)
+    assert _replayed(coll_catalog, "/stmt/c/@dav1") == 0
     run_script(
         "REPL_DROP_SNAPSHOT_SUB ('folder', '/stmt/c/@dav1', 1); REPL_DROP_SNAPSHOT_PUB ('/stmt/c/@dav1', 1);",
         catalog=coll_catalog,
