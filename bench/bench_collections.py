@@ -6,6 +6,9 @@
 (b) REPL_UPDATE_SNAPSHOT with --changes resources changed on the publisher, beside the same call
     with nothing to do (the cost of scanning both sides).
 
+The sync job runs in this process (its ``run``, as the Spark driver runs it, with a SparkSession
+started only if the job asks for one): spark-submit's own start (tens of seconds here) is left out.
+
     .venv/bin/python bench/bench_collections.py [--resources 1000 --size 100000 --changes 100]
 """
 
@@ -25,6 +28,7 @@ import sqlalchemy as sa
 from common import print_table
 
 from tests.support.collections import put
+from tests.support.jobs import in_process_syncer
 from tests.support.webdav import PASSWORD, USER, webdav_server
 
 COLL = "/bench/c/"
@@ -59,6 +63,7 @@ def main() -> None:
     from snaprepl.catalog.store import Catalog
     from snaprepl.collections.stores import Store
     from snaprepl.connections import ConnectionInfo, write_connections_file
+    from snaprepl.spark.session import LazySession
 
     base = Path(tempfile.mkdtemp(prefix="bench-coll-"))
     (base / "one").mkdir()
@@ -67,6 +72,8 @@ def main() -> None:
     engine = sa.create_engine(f"sqlite:///{base / 'catalog.db'}")
     upgrade(engine)
     catalog = Catalog(engine)
+    spark = LazySession("bench-collections")
+    syncer = in_process_syncer(spark)
     with webdav_server(base / "one") as one, webdav_server(base / "two") as two:
         conns = [
             ConnectionInfo(n, "webdav", host=d.url, login=USER, password=PASSWORD)
@@ -77,15 +84,15 @@ def main() -> None:
         api.repl_create_snapshot_pub(f"{COLL}@one", 1, catalog=catalog)
         api.repl_create_snapshot_sub(api.repl_snp_server("two", catalog=catalog), f"{COLL}@one", 1, catalog=catalog)
         started = time.perf_counter()
-        api.repl_init_snapshot("two", f"{COLL}@one", 1, catalog=catalog)
+        api.repl_init_snapshot("two", f"{COLL}@one", 1, catalog=catalog, syncer=syncer)
         init = time.perf_counter() - started
         for i in range(args.changes):
             put(base / "one", COLL, f"d{i % 10}/e{i % 7}/r{i}.bin", os.urandom(args.size))
         started = time.perf_counter()
-        api.repl_update_snapshot(f"{COLL}@one", 1, catalog=catalog)
+        api.repl_update_snapshot(f"{COLL}@one", 1, catalog=catalog, syncer=syncer)
         sync = time.perf_counter() - started
         started = time.perf_counter()
-        api.repl_update_snapshot(f"{COLL}@one", 1, catalog=catalog)
+        api.repl_update_snapshot(f"{COLL}@one", 1, catalog=catalog, syncer=syncer)
         idle = time.perf_counter() - started
     megabytes = args.resources * args.size / 1e6
     print_table(
@@ -105,6 +112,7 @@ def main() -> None:
             ],
         ],
     )
+    spark.stop()
     shutil.rmtree(base, ignore_errors=True)
 
 

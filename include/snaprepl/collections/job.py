@@ -8,7 +8,7 @@ of the CLI and one of a DAG never run at once, and is recorded in the run histor
 publication's and subscription's status. A pull scans the publisher and the subscriber; a push
 carries the publisher as its latest scan saw it (the pulls before it scanned it; parallel pushes do
 not scan, so they never race on the publisher's manifest), then forgets the deletions every side
-has applied.
+has applied. An init scans the publisher under the pull lease, then pushes.
 """
 
 from __future__ import annotations
@@ -85,14 +85,27 @@ def _store(syncer: CollectionSync, server: str) -> Store:
     raise ReplicationError(f"server {server} does not subscribe to {syncer.item}")
 
 
+def _scan_publisher(syncer: CollectionSync) -> None:
+    """Scan the publisher under the pull lease: two scans at once (the loads of a backfill's parallel
+    pushes) would both write its manifest."""
+    what = f"publication {syncer.item} (scan of {syncer.pub.server})"
+    with RunLock(syncer.catalog, _lease(syncer.item, "pull", ""), syncer.run_id, what=what):
+        scan(syncer.catalog, syncer.item, syncer.pub, publisher=True)
+
+
 def _init(syncer: CollectionSync, sub: Store) -> None:
-    syncer.init(sub)
+    """REPL_INIT_SNAPSHOT: every publisher resource to ``sub`` (CollectionSync.init, its scan leased)."""
+    syncer.pub.check()
+    sub.check()
+    _scan_publisher(syncer)
+    syncer.push(sub)
+    syncer._mark(sub, "push")
 
 
 def _pull(syncer: CollectionSync, sub: Store) -> None:
     syncer.pub.check()
     sub.check()
-    scan(syncer.catalog, syncer.item, syncer.pub, publisher=True)
+    scan(syncer.catalog, syncer.item, syncer.pub, publisher=True)  # under the pull lease already
     syncer.pull(sub)
     syncer._mark(sub, "pull")
 

@@ -12,13 +12,16 @@ SQLite metadata database.
 
 from __future__ import annotations
 
+import json
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import SnapshotRecord
@@ -226,3 +229,107 @@ def _holds(path: Path, text: str) -> bool:
         return text in path.read_text("utf-8", "replace")
     except FileNotFoundError:  # another test's job file, deleted meanwhile
         return False
+
+
+# ---------------------------------------------------------------- a publication of a collection (type 1)
+
+COLL = "/shared/docs/"
+DAV1, DAV2, FOLDER = "sched_dav1", "sched_dav2", "sched_folder"
+
+
+@dataclass
+class CollectionPublication:
+    deployment: Deployment
+    roots: dict[str, Path]
+    item: str
+    dag_id: str
+    dag: dict
+
+
+@pytest.fixture(scope="module")
+def collection_publication(
+    deployment: Deployment, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CollectionPublication]:
+    """A WebDAV collection published (wsgidav on loopback), with a second WebDAV server and a local
+    folder subscribed and loaded, as the seed writes it (through the CLI); the connections defined
+    through the REST API, as a user does."""
+    from tests.support.collections import put
+    from tests.support.webdav import PASSWORD as DAV_PASSWORD
+    from tests.support.webdav import USER, webdav_server
+
+    d = deployment
+    base = tmp_path_factory.mktemp("sched-collections")
+    roots = {name: base / name for name in (DAV1, DAV2, FOLDER)}
+    for root in roots.values():
+        root.mkdir()
+    with webdav_server(roots[DAV1]) as one, webdav_server(roots[DAV2]) as two:
+        dav = {"conn_type": "webdav", "login": USER, "password": DAV_PASSWORD}
+        for conn_id, body in {
+            DAV1: {**dav, "host": one.url},
+            DAV2: {**dav, "host": two.url},
+            FOLDER: {"conn_type": "fs", "extra": json.dumps({"path": str(roots[FOLDER])})},
+        }.items():
+            d.cluster.api("POST", "/api/v2/connections", {"connection_id": conn_id, **body})
+        put(roots[DAV1], COLL, "readme.txt", b"v1 readme")
+        put(roots[DAV1], COLL, "a/b/deep.bin", bytes(range(256)) * 400)
+        item = f"{COLL}@{DAV1}"
+        statements = f"REPL_CREATE_SNAPSHOT_PUB ('{item}', 1); " + "".join(
+            f"REPL_SNP_SERVER ('{sub}', 'dba', 'dba'); "
+            f"REPL_CREATE_SNAPSHOT_SUB (REPL_SERVER_NAME ('{sub}'), '{item}', 1); "
+            f"REPL_INIT_SNAPSHOT (REPL_SERVER_NAME ('{sub}'), '{item}', 1); "
+            for sub in (DAV2, FOLDER)
+        )
+        statements += f"REPL_SET_PUBLICATION_SCHEDULE ('{item}', '0 3 * * *')"
+        created = d.cluster.run([sys.executable, "-m", "snaprepl", "sql", "-v", statements])
+        assert created.returncode == 0, f"snaprepl sql failed:\n{created.stdout[-3000:]}\n{created.stderr[-3000:]}"
+        assert f"init of {DAV2}: 2 copied" in created.stdout and f"init of {FOLDER}: 2 copied" in created.stdout
+        assert DAV_PASSWORD not in created.stdout + created.stderr, "the CLI printed the WebDAV password"
+        dag_id = publication_dag_id(item)
+        dag = d.cluster.wait_for_dag(dag_id)
+        yield CollectionPublication(d, roots, item, dag_id, dag)
+
+
+def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: CollectionPublication) -> None:
+    from tests.support.collections import backups, put, remove, tree
+    from tests.support.webdav import PASSWORD as DAV_PASSWORD
+
+    c, d = collection_publication, collection_publication.deployment
+    assert c.dag["timetable_summary"] == "0 3 * * *", "REPL_SET_PUBLICATION_SCHEDULE reaches the DAG"
+    put(c.roots[FOLDER], COLL, "x/y/new.txt", b"from the folder")
+    put(c.roots[DAV2], COLL, "a/b/deep.bin", b"dav2's version")
+    remove(c.roots[DAV1], COLL, "readme.txt")
+    put(c.roots[DAV1], COLL, "notes.txt", b"publisher wins")
+    put(c.roots[DAV2], COLL, "notes.txt", b"dav2 loses")
+
+    run_id = d.cluster.trigger(c.dag_id)
+    d.cluster.wait_for_run(c.dag_id, run_id, timeout=300)
+
+    states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(c.dag_id, run_id)}
+    assert states == {f"{step}__{s}": "success" for step in ("pull", "push") for s in (DAV2, FOLDER)}, states
+    expected = tree(c.roots[DAV1], COLL)
+    assert set(expected) == {"a/b/deep.bin", "notes.txt", "x/y/new.txt"}
+    assert tree(c.roots[DAV2], COLL) == expected == tree(c.roots[FOLDER], COLL)
+    assert (c.roots[FOLDER] / "shared/docs/a/b/deep.bin").read_bytes() == b"dav2's version"
+    assert (c.roots[FOLDER] / "shared/docs/notes.txt").read_bytes() == b"publisher wins"
+    assert list(backups(c.roots[DAV2], COLL).values()) == [b"dav2 loses"]
+    [conflict] = d.catalog.conflicts(c.item)
+    assert (conflict["CF_ORIGIN"], conflict["CF_DECISION"], conflict["CF_NOTIFIED"]) == (DAV2, 3, True)
+    with d.catalog.engine.connect() as conn:
+        replayed = conn.execute(
+            sa.text('SELECT "SOURCE_SERVER", "TARGET_SERVER" FROM "SYS_URPLOG" WHERE "ITEM" = :i'), {"i": c.item}
+        ).fetchall()
+    directions = Counter(tuple(r) for r in replayed)
+    # The loads (2 resources to each subscriber), then this run: a body from each subscriber to the
+    # publisher; to dav2 the conflict's winner, the deletion and the folder's new resource; to the
+    # folder dav2's body, the publisher's new one and the deletion.
+    assert directions[(DAV1, DAV2)] == 2 + 3 and directions[(DAV1, FOLDER)] == 2 + 3, directions
+    assert directions[(DAV2, DAV1)] == 1 and directions[(FOLDER, DAV1)] == 1, directions
+    runs = {(r.rh_kind, r.rh_server): r for r in d.catalog.history(c.item) if r.rh_dag_run_id == run_id}
+    assert set(runs) == {(k, s) for k in ("pull", "push") for s in (DAV2, FOLDER)}, runs
+    assert all(r.rh_outcome == "ok" for r in runs.values()) and runs[("pull", DAV2)].rh_conflicts == 1
+    published = d.catalog.publication(c.item)
+    assert published is not None and published.sp_last_status == "succeeded"
+    task_log = d.cluster.task_log(c.dag_id, run_id)
+    assert "Spark-Submit cmd:" in task_log and f"pull from {DAV2}: " in task_log
+    leaks = [p for p in _files(d.cluster.home / "logs") + _files(d.cluster.process_logs) if _holds(p, DAV_PASSWORD)]
+    assert not leaks, f"the WebDAV password is in {leaks}"

@@ -121,6 +121,8 @@ def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: A
     [sub] = entry["subscribers"]
     assert sub["server"] == "folder" and sub["loaded"] and sub["last_push_at"] is not None
     assert entry["dag_id"] == publication_dag_id("/stmt/c/@dav1") and entry["last_sync"]["status"] == "succeeded"
+    results = run_script("REPL_SET_PUBLICATION_SCHEDULE('/stmt/c/@dav1', '*/30 * * * *')", catalog=coll_catalog)
+    assert coll_catalog.publication("/stmt/c/@dav1").sp_schedule == "*/30 * * * *", results
     # Every step of the job is in the run history, as a table's are.
     runs = [(r.rh_kind, r.rh_server, r.rh_outcome) for r in reversed(coll_catalog.history("/stmt/c/@dav1"))]
     assert runs == [("init", "folder", "ok"), ("pull", "folder", "idle"), ("push", "folder", "idle")]
