@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -273,20 +274,33 @@ def collection_publication(
         put(roots[DAV1], COLL, "readme.txt", b"v1 readme")
         put(roots[DAV1], COLL, "a/b/deep.bin", bytes(range(256)) * 400)
         item = f"{COLL}@{DAV1}"
-        statements = f"REPL_CREATE_SNAPSHOT_PUB ('{item}', 1); " + "".join(
+        # The schedule first: the DAG appears with the first load, and must have it when it does.
+        statements = f"REPL_CREATE_SNAPSHOT_PUB ('{item}', 1); REPL_SET_PUBLICATION_SCHEDULE ('{item}', '0 3 * * *'); "
+        statements += "".join(
             f"REPL_SNP_SERVER ('{sub}', 'dba', 'dba'); "
             f"REPL_CREATE_SNAPSHOT_SUB (REPL_SERVER_NAME ('{sub}'), '{item}', 1); "
             f"REPL_INIT_SNAPSHOT (REPL_SERVER_NAME ('{sub}'), '{item}', 1); "
             for sub in (DAV2, FOLDER)
         )
-        statements += f"REPL_SET_PUBLICATION_SCHEDULE ('{item}', '0 3 * * *')"
         created = d.cluster.run([sys.executable, "-m", "snaprepl", "sql", "-v", statements])
         assert created.returncode == 0, f"snaprepl sql failed:\n{created.stdout[-3000:]}\n{created.stderr[-3000:]}"
         assert f"init of {DAV2}: 2 copied" in created.stdout and f"init of {FOLDER}: 2 copied" in created.stdout
         assert DAV_PASSWORD not in created.stdout + created.stderr, "the CLI printed the WebDAV password"
         dag_id = publication_dag_id(item)
         dag = d.cluster.wait_for_dag(dag_id)
+        # Unpaused without catchup, the DAG runs its latest interval at once: let that run end first.
+        scheduled = _first_run(d.cluster, dag_id, "scheduled")
+        d.cluster.wait_for_run(dag_id, scheduled, timeout=300)
         yield CollectionPublication(d, roots, item, dag_id, dag)
+
+
+def _first_run(cluster: AirflowCluster, dag_id: str, run_type: str, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while not (runs := cluster.dag_runs(dag_id, run_type)):
+        if time.monotonic() > deadline:
+            cluster.fail(f"no {run_type} run of {dag_id} within {timeout:.0f} s", dag_id=dag_id)
+        time.sleep(2)
+    return str(runs[0]["dag_run_id"])
 
 
 def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: CollectionPublication) -> None:
@@ -294,7 +308,6 @@ def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: Colle
     from tests.support.webdav import PASSWORD as DAV_PASSWORD
 
     c, d = collection_publication, collection_publication.deployment
-    assert c.dag["timetable_summary"] == "0 3 * * *", "REPL_SET_PUBLICATION_SCHEDULE reaches the DAG"
     put(c.roots[FOLDER], COLL, "x/y/new.txt", b"from the folder")
     put(c.roots[DAV2], COLL, "a/b/deep.bin", b"dav2's version")
     remove(c.roots[DAV1], COLL, "readme.txt")
@@ -324,12 +337,17 @@ def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: Colle
     # folder dav2's body, the publisher's new one and the deletion.
     assert directions[(DAV1, DAV2)] == 2 + 3 and directions[(DAV1, FOLDER)] == 2 + 3, directions
     assert directions[(DAV2, DAV1)] == 1 and directions[(FOLDER, DAV1)] == 1, directions
-    runs = {(r.rh_kind, r.rh_server): r for r in d.catalog.history(c.item) if r.rh_dag_run_id == run_id}
-    assert set(runs) == {(k, s) for k in ("pull", "push") for s in (DAV2, FOLDER)}, runs
-    assert all(r.rh_outcome == "ok" for r in runs.values()) and runs[("pull", DAV2)].rh_conflicts == 1
+    history = [r for r in d.catalog.history(c.item) if r.rh_dag_run_id == run_id]
+    seen = sorted((r.rh_kind, r.rh_server, r.rh_outcome, r.rh_conflicts, r.rh_error) for r in history)
+    assert seen == [
+        ("pull", DAV2, "ok", 1, None), ("pull", FOLDER, "ok", 0, None),
+        ("push", DAV2, "ok", 0, None), ("push", FOLDER, "ok", 0, None),
+    ], seen  # fmt: skip
     published = d.catalog.publication(c.item)
     assert published is not None and published.sp_last_status == "succeeded"
     task_log = d.cluster.task_log(c.dag_id, run_id)
-    assert "Spark-Submit cmd:" in task_log and f"pull from {DAV2}: " in task_log
+    assert "Spark-Submit cmd:" in task_log, "each step is a spark-submit"
+    assert "1 copied, 0 deleted, 1 conflicts" in task_log and "1 conflicts notified" in task_log
     leaks = [p for p in _files(d.cluster.home / "logs") + _files(d.cluster.process_logs) if _holds(p, DAV_PASSWORD)]
     assert not leaks, f"the WebDAV password is in {leaks}"
+    assert c.dag["timetable_summary"] == "0 3 * * *", "REPL_SET_PUBLICATION_SCHEDULE reaches the DAG"
