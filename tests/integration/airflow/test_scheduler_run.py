@@ -321,7 +321,8 @@ def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: Colle
     assert states == {f"{step}__{s}": "success" for step in ("pull", "push") for s in (DAV2, FOLDER)}, states
     expected = tree(c.roots[DAV1], COLL)
     assert set(expected) == {"a/b/deep.bin", "notes.txt", "x/y/new.txt"}
-    assert tree(c.roots[DAV2], COLL) == expected == tree(c.roots[FOLDER], COLL)
+    steps = {t: d.cluster.xcom(c.dag_id, run_id, t) for t in sorted(states)}  # the steps' outcomes, if not
+    assert tree(c.roots[DAV2], COLL) == expected == tree(c.roots[FOLDER], COLL), steps
     assert (c.roots[FOLDER] / "shared/docs/a/b/deep.bin").read_bytes() == b"dav2's version"
     assert (c.roots[FOLDER] / "shared/docs/notes.txt").read_bytes() == b"publisher wins"
     assert list(backups(c.roots[DAV2], COLL).values()) == [b"dav2 loses"]
