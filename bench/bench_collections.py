@@ -108,13 +108,11 @@ def main() -> None:
         for coll in (COLL, SPARK_COLL):
             api.repl_create_snapshot_pub(f"{coll}@one", 1, catalog=catalog)
             api.repl_create_snapshot_sub(server, f"{coll}@one", 1, catalog=catalog)
-        local = _runs(
-            base,
-            COLL,
-            args,
-            lambda: api.repl_init_snapshot(server, f"{COLL}@one", 1, catalog=catalog),
-            lambda: api.repl_update_snapshot(f"{COLL}@one", 1, catalog=catalog),
-        )
+
+        def in_process() -> CollectionSync:  # the copies in this process, one after another
+            return CollectionSync(catalog, f"{COLL}@one", Store(conns[0], COLL), [Store(conns[1], COLL)])
+
+        local = _runs(base, COLL, args, lambda: (s := in_process()).init(s.subs[0]), lambda: in_process().sync())
 
         def distributed() -> CollectionSync:
             subs = [Store(conns[1], SPARK_COLL)]

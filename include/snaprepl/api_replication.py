@@ -16,6 +16,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.ops import collection_pubs as coll
 from snaprepl.ops import spark_conns
 from snaprepl.ops.publications import (
+    TABLE_TYPE,
     add_resolver,
     check_type,
     create_publication,
@@ -134,17 +135,20 @@ def repl_init_snapshot(
 ) -> SyncResult:
     """``REPL_INIT_SNAPSHOT(server, item, 2[, rows_per_commit])``: load the publisher's rows into the
     replica, committing every ``rows_per_commit`` rows (default 100, as the seed). Type 1: copy the
-    collection, committing per resource, in this process."""
-    if type == coll.COLLECTION_TYPE:
-        counts = coll.init_collection(str(server), item, catalog=_catalog(catalog))
-        return SyncResult(f"REPL_INIT_SNAPSHOT {item} on {server}", [str(counts)])
-    check_type(type)
+    collection, committing per resource. Both run as the sync job (spark-submit, or on the Spark
+    Connect server), as the publication's DAG runs it."""
     catalog = _catalog(catalog)
-    publication, _ = find_publication(catalog, parse_table_ref(item))
-    outcomes = (syncer or submit_sync)(
-        "init", publication.sp_item, str(server), int(rows_per_commit), catalog, _settings(settings)
-    )
-    return SyncResult(f"REPL_INIT_SNAPSHOT {publication.sp_item} on {server}", outcomes)
+    key = _published(catalog, item, type, server=str(server))
+    outcomes = (syncer or submit_sync)("init", key, str(server), int(rows_per_commit), catalog, _settings(settings))
+    return SyncResult(f"REPL_INIT_SNAPSHOT {key} on {server}", outcomes)
+
+
+def _published(catalog: Catalog, item: str, type: int, *, server: str | None = None) -> str:
+    """SP_ITEM of the publication ``item`` of ``type`` (and ``server``'s subscription to a collection)."""
+    if type == coll.COLLECTION_TYPE:
+        return coll.find_collection(catalog, item, subscriber=server)[0].sp_item
+    check_type(type)
+    return find_publication(catalog, parse_table_ref(item))[0].sp_item
 
 
 @checked
@@ -158,17 +162,12 @@ def repl_update_snapshot(
 ) -> SyncResult:
     """``REPL_UPDATE_SNAPSHOT(item, 2)``: pull every subscriber's changes into the publisher (with
     conflict resolution), then push the publisher's log to every subscriber but each change's origin.
-    Type 1: scan and sync the collection in this process, resource by resource."""
-    if type == coll.COLLECTION_TYPE:
-        catalog, settings = _catalog(catalog), _settings(settings)
-        counts = coll.sync_collection(item, catalog=catalog)
-        return SyncResult(f"REPL_UPDATE_SNAPSHOT {item}", [str(counts)], notify_conflicts(catalog, settings))
-    check_type(type)
+    Type 1: scan the collection on every side and sync it resource by resource, in the same job."""
     catalog, settings = _catalog(catalog), _settings(settings)
-    publication, _ = find_publication(catalog, parse_table_ref(item))
-    outcomes = (syncer or submit_sync)("sync", publication.sp_item, None, 100, catalog, settings)
+    key = _published(catalog, item, type)
+    outcomes = (syncer or submit_sync)("sync", key, None, 100, catalog, settings)
     notified = notify_conflicts(catalog, settings)
-    return SyncResult(f"REPL_UPDATE_SNAPSHOT {publication.sp_item}", outcomes, notified)
+    return SyncResult(f"REPL_UPDATE_SNAPSHOT {key}", outcomes, notified)
 
 
 @checked
@@ -207,12 +206,13 @@ def repl_add_dav_cr(
 
 @checked
 def repl_set_publication_schedule(item: str, schedule: str | None, *, catalog: Catalog | None = None) -> str:
-    """The schedule of a publication's sync DAG (snaprepl's addition; None: manual)."""
+    """The schedule of a publication's sync DAG (snaprepl's addition; None: manual). ``item`` is a
+    table or a collection (``/path/collection/@conn_id``)."""
     catalog = _catalog(catalog)
-    publication, _ = find_publication(catalog, parse_table_ref(item))
+    key = _published(catalog, item, coll.COLLECTION_TYPE if str(item).startswith("/") else TABLE_TYPE)
     value = validate_schedule(schedule)
-    catalog.update_publication(publication.sp_item, sp_schedule=value)
-    return f"publication {publication.sp_item}: schedule {value or 'none (manual syncs only)'}"
+    catalog.update_publication(key, sp_schedule=value)
+    return f"publication {key}: schedule {value or 'none (manual syncs only)'}"
 
 
 @checked

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from snaprepl.bidir import job
+from snaprepl.bidir import job as table_job
 from snaprepl.bidir.sync import Outcome
+from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
+from snaprepl.collections import job as collection_job
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import SyncJobArgs
 from snaprepl.submit.sync import Syncer
@@ -28,6 +30,8 @@ def in_process_syncer(spark: Any) -> Syncer:
             commit_rows=settings.refresh_commit_rows,
             catalog_conn=settings.catalog_conn_id,
         )
-        return job.run(spark, args, catalog)
+        publication = catalog.publication(item)
+        job = collection_job if publication is not None and publication.sp_type == COLLECTION_TYPE else table_job
+        return job.run(spark, args, catalog)  # type: ignore[attr-defined]
 
     return sync

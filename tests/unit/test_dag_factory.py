@@ -145,6 +145,39 @@ def test_a_publication_pulls_its_subscribers_in_turn_then_pushes_to_all() -> Non
     }
 
 
+COLL = "/flow/docs/@dav1"
+
+
+def test_a_collection_publication_gets_the_publication_dag_shape() -> None:
+    """Type 1 as type 2: loaded subscribers pulled in name order, then pushed in parallel, on the
+    publication's schedule, under the DAG id status names; the update replay log purge covers it."""
+    catalog = FakeCatalog(
+        publications=[
+            PublicationRecord(sp_item=COLL, sp_type=1, sp_server="dav1", sp_created_at=NOW, sp_schedule="@hourly")
+        ],
+        subscriptions=[
+            SubscriptionRecord(ss_server=s, ss_item=COLL, ss_type=1, ss_created_at=NOW, ss_init_state=state)
+            for s, state in (("folder", "done"), ("dav2", "done"), ("dav3", None))
+        ],
+    )
+
+    dags = build_dags(catalog=catalog, settings=Settings())
+
+    assert set(dags) == {publication_dag_id(COLL), URPLOG_PURGE_DAG}
+    assert publication_dag_id(COLL).startswith("snaprepl_sync__dav1__flow_docs") and publication_dag_id(COLL).isascii()
+    sync = dags[publication_dag_id(COLL)]
+    assert edges(sync) == {
+        "pull__dav2": ["pull__folder"],
+        "pull__folder": ["push__dav2", "push__folder"],
+        "push__dav2": [],
+        "push__folder": [],
+    }
+    steps = {t.task_id: (t.item, t.action, t.server) for t in sync.tasks}
+    assert steps["pull__dav2"] == (COLL, "pull", "dav2") and steps["push__folder"] == (COLL, "push", "folder")
+    assert sync.timetable.expression == "0 * * * *" and "collection of files" in (sync.doc_md or "")
+    assert unbuildable_records(catalog=catalog, settings=Settings()) == []
+
+
 def test_a_publication_without_loaded_subscribers_gives_no_sync_dag_but_its_purge() -> None:
     catalog = publication()
     catalog._subscriptions = [replace(s, ss_init_state=None) for s in catalog._subscriptions]

@@ -1,4 +1,5 @@
-"""DAGs generated from the catalog: one per snapshot and per loaded publication, and the scheduled purges.
+"""DAGs generated from the catalog: one per snapshot and per loaded publication (of tables or
+collections), and the scheduled purges.
 
 ``dags/snaprepl_dags.py`` calls :func:`build_dags` at parse time. It reads the catalog once (through
 the ``snaprepl_catalog`` connection, since DAG parsing cannot see the metadata database); a failure
@@ -224,11 +225,34 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
     return dag
 
 
+def _publication_doc(publication: PublicationRecord, loaded: list[str]) -> str:
+    head = (
+        f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
+        f"subscribers {', '.join(f'`{s}`' for s in loaded)}. "
+    )
+    if publication.sp_type == COLLECTION_TYPE:
+        return head + (
+            "A collection of files: each pull scans the publisher and one subscriber and replays the "
+            "subscriber's changed resources on the publisher with conflict resolution, one subscriber after "
+            "another; then each push copies the publisher's versions to a subscriber (REPL_UPDATE_SNAPSHOT). "
+            "A push carries the publisher as the latest pull scanned it. A manual run can do the pulls only "
+            "or the pushes only.\n"
+        )
+    return head + (
+        "Each subscriber's changes are pulled into the publisher with conflict resolution, one subscriber "
+        "after another; then the publisher's log is pushed to every subscriber except each change's "
+        "originator (REPL_UPDATE_SNAPSHOT). A manual run can do the pulls only or the pushes only. A backfill "
+        "pulls every subscriber, then reloads each replica from the publisher (REPL_INIT_SNAPSHOT), once per "
+        "backfill.\n"
+    )
+
+
 def publication_dag(
     publication: PublicationRecord, subscriptions: list[SubscriptionRecord], settings: Settings
 ) -> DAG | None:
     """Pull each loaded subscriber in name order (each pull writes to the publisher), then push to all
-    in parallel. Subscribers appear once REPL_INIT_SNAPSHOT has loaded them."""
+    in parallel; for tables and collections alike. Subscribers appear once REPL_INIT_SNAPSHOT has
+    loaded them."""
     loaded = sorted(s.ss_server for s in subscriptions if s.ss_init_state == "done")
     if not loaded:
         return None
@@ -238,15 +262,7 @@ def publication_dag(
         description=f"sync snaprepl publication {publication.sp_item}",
         schedule=timetable(publication.sp_schedule),
         tags=[TAG, "publication"],
-        doc_md=(
-            f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
-            f"subscribers {', '.join(f'`{s}`' for s in loaded)}. Each subscriber's changes are pulled into the "
-            "publisher with conflict resolution, one subscriber after another; then the publisher's log is "
-            "pushed to every subscriber except each change's originator (REPL_UPDATE_SNAPSHOT). A manual run "
-            "can do the pulls only or the pushes only. A backfill pulls every subscriber, then reloads each "
-            "replica from the publisher (REPL_INIT_SNAPSHOT), once per backfill.\n\n"
-            f"{_spark_doc(publication.sp_spark_conn)}\n"
-        ),
+        doc_md=_publication_doc(publication, loaded) + f"\n{_spark_doc(publication.sp_spark_conn)}\n",
         params={
             "direction": Param(
                 BOTH,
@@ -295,8 +311,6 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
         yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
     publications = catalog.publications()
     for pub in publications:
-        if pub.sp_type == COLLECTION_TYPE:
-            continue  # collections sync from the CLI and the API; they have no DAG yet
         yield (
             publication_dag_id(pub.sp_item),
             f"publication {pub.sp_item}",

@@ -1,4 +1,5 @@
-"""The sync job that ``spark-submit`` runs for a publication (see :mod:`snaprepl.bidir.sync`).
+"""The sync job that ``spark-submit`` runs for a publication of tables (see :mod:`snaprepl.bidir.sync`;
+a publication of a collection runs :mod:`snaprepl.collections.job`, as ``submit/sync.py`` chooses).
 
 Actions: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one subscriber: the
 tasks of a publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded subscriber, in

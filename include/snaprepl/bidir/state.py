@@ -28,9 +28,14 @@ class Outcome:
     rows: int = 0
     duration_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: What the step did in its own words (a collection's: resources copied, deleted, ...), instead of rows.
+    summary: str = ""
 
     def __str__(self) -> str:
-        if self.step == "init":
+        if self.summary:
+            head = {"init": "init of", "pull": "pull from"}.get(self.step, "push to")
+            text = f"{head} {self.server}: {self.summary}"
+        elif self.step == "init":
             text = f"init of {self.server}: {self.rows} rows copied"
         elif self.step == "pull":
             text = (

@@ -2,8 +2,8 @@
 and REPL_ADD_DAV_CR for WebDAV collections and local folders.
 
 An item is ``/path/collection/@conn_id``: the collection's path on the publisher's server. Every
-subscriber holds the same path on its own server. Syncs run in the calling process
-(:mod:`snaprepl.collections.sync`).
+subscriber holds the same path on its own server. REPL_INIT_SNAPSHOT and REPL_UPDATE_SNAPSHOT run as
+the sync job, as for tables (:mod:`snaprepl.submit.sync`, then :mod:`snaprepl.collections.job`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from snaprepl.catalog.records import (
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.stores import WEBDAV_TYPES, Store, ensure_collection, parse_item, replication_name
-from snaprepl.collections.sync import CollectionSync, Counts
 from snaprepl.connections import get_connection
 from snaprepl.errors import ConnectionNotFound, InvalidArgument, SnapshotExists, SnapshotNotFound
 
@@ -68,13 +67,19 @@ def _key(item: str) -> tuple[str, str, str]:
     return f"{root}@{conn_id}", root, conn_id
 
 
-def find_collection(catalog: Catalog, item: str) -> tuple[PublicationRecord, str, str]:
+def find_collection(
+    catalog: Catalog, item: str, *, subscriber: str | None = None
+) -> tuple[PublicationRecord, str, str]:
+    """The publication of collection ``item`` (with its root and connection id); with
+    ``subscriber``, that server must subscribe to it."""
     key, root, conn_id = _key(item)
     record = catalog.publication(key)
     if record is None or record.sp_type != COLLECTION_TYPE:
         raise SnapshotNotFound(
             f"collection {key} is not published", f"publish it first: REPL_CREATE_SNAPSHOT_PUB('{key}', 1)"
         )
+    if subscriber is not None and catalog.subscription(subscriber, key) is None:
+        raise SnapshotNotFound(f"server {subscriber} does not subscribe to {key}")
     return record, root, conn_id
 
 
@@ -136,29 +141,6 @@ def drop_collection_publication(item: str, *, catalog: Catalog) -> Done:
     catalog.delete_dav_resolvers(root, conn_id)
     catalog.delete_publication(record.sp_item)
     return Done(f"publication {record.sp_item} dropped (files are left in place)")
-
-
-def _sync(catalog: Catalog, item: str, servers: list[str] | None) -> tuple[CollectionSync, list[Store]]:
-    record, root, conn_id = find_collection(catalog, item)
-    names = servers if servers is not None else [s.ss_server for s in catalog.subscriptions(record.sp_item)]
-    subs = []
-    for name in names:
-        if catalog.subscription(name, record.sp_item) is None:
-            raise SnapshotNotFound(f"server {name} does not subscribe to {record.sp_item}")
-        known = catalog.server(name)
-        assert known is not None
-        subs.append(Store.open(known.db_address, root))
-    return CollectionSync(catalog, record.sp_item, Store.open(conn_id, root), subs), subs
-
-
-def init_collection(server: str, item: str, *, catalog: Catalog) -> Counts:
-    syncer, subs = _sync(catalog, item, [server])
-    return syncer.init(subs[0])
-
-
-def sync_collection(item: str, *, catalog: Catalog) -> Counts:
-    syncer, _ = _sync(catalog, item, None)
-    return syncer.sync()
 
 
 def add_dav_resolver(

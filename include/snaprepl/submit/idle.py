@@ -13,6 +13,7 @@ import logging
 
 from snaprepl.bidir.idle import sync_if_idle
 from snaprepl.bidir.state import Outcome
+from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
 from snaprepl.refresh.idle import refresh_if_idle
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
@@ -41,8 +42,11 @@ def idle_sync(
     action: str, item: str, server: str | None, catalog: Catalog, settings: Settings, run_id: str
 ) -> list[Outcome] | None:
     """The outcomes of sync job ``action`` of ``item`` if none of its steps has anything to do
-    (recorded in the catalog); None when a job must run."""
+    (recorded in the catalog); None when a job must run (always for a collection: only its scan can tell)."""
     try:
+        publication = catalog.publication(item)
+        if publication is not None and publication.sp_type == COLLECTION_TYPE:
+            return None
         with capped(CHECK_LOCK_SECONDS):
             return sync_if_idle(
                 catalog, item, action, server, run_id, tolerance_minutes=settings.snp_repl_tolerance_offset

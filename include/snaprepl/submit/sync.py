@@ -1,4 +1,5 @@
-"""Running sync jobs: spark-submit of ``spark_jobs/sync_publication.py``, as the Airflow tasks do."""
+"""Running sync jobs: spark-submit of ``spark_jobs/sync_publication.py`` (or the job in this process on
+a Spark Connect server), as the Airflow tasks do; for publications of tables and collections alike."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sync import Outcome
+from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
 from snaprepl.connections import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
@@ -52,16 +54,24 @@ def sync_arguments(
 
 
 def sync_connections(catalog: Catalog, settings: Settings, item: str, server: str | None) -> list[ConnectionInfo]:
-    """The connections a sync job of ``item`` needs: the catalog, the publisher, the subscriber(s)."""
+    """The connections a sync job of ``item`` needs: the catalog, the publisher, the subscriber(s) (a
+    collection's job opens every subscriber's: a push forgets deletions every side has applied)."""
     publication = catalog.publication(item)
     if publication is None:
         raise ReplicationError(f"there is no publication {item}")
-    servers = [server] if server else [s.ss_server for s in catalog.subscriptions(item)]
+    servers = [s.ss_server for s in catalog.subscriptions(item)]
+    if server and publication.sp_type != COLLECTION_TYPE:
+        servers = [server]
     conn_ids = [
         server_conn(publication.sp_server, catalog=catalog),
         *(server_conn(s, catalog=catalog) for s in servers),
     ]
     return [catalog_connection_of(catalog, settings), *(get_connection(c) for c in dict.fromkeys(conn_ids))]
+
+
+#: The job (spark_jobs/ shim, job module) that syncs a publication of tables, and one of a collection.
+TABLE_JOB = ("sync_publication", "snaprepl.bidir.job")
+COLLECTION_JOB = ("sync_collection", "snaprepl.collections.job")
 
 
 def prepare_sync(
@@ -79,10 +89,11 @@ def prepare_sync(
     spark_conn_id``), ready to run (its caller cleans it up). ``atomic``: an init replaces the replica
     in one transaction (readers see the old rows or the new ones)."""
     publication = catalog.publication(item)
+    job, module = COLLECTION_JOB if publication and publication.sp_type == COLLECTION_TYPE else TABLE_JOB
     return prepare(
-        job="sync_publication",
-        module_file=job_module_file("snaprepl.bidir.job"),
-        module="snaprepl.bidir.job",
+        job=job,
+        module_file=job_module_file(module),
+        module=module,
         args=sync_arguments(action, item, server, rows_per_commit, settings, run_id, atomic=atomic),
         connections=sync_connections(catalog, settings, item, server),
         settings=settings,

@@ -19,12 +19,14 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import SnapshotRecord
@@ -372,3 +374,125 @@ def _app_id(ui: str) -> str:
 
 def _running_jobs(ui: str) -> list[dict[str, Any]]:
     return [j for j in _get_json(f"{ui}/api/v1/applications/{_app_id(ui)}/jobs") if j["status"] == "RUNNING"]
+
+
+# ---------------------------------------------------------------- a publication of a collection (type 1)
+
+COLL = "/shared/docs/"
+DAV1, DAV2, FOLDER = "sched_dav1", "sched_dav2", "sched_folder"
+
+
+@dataclass
+class CollectionPublication:
+    deployment: Deployment
+    roots: dict[str, Path]
+    item: str
+    dag_id: str
+    dag: dict
+
+
+@pytest.fixture(scope="module")
+def collection_publication(
+    deployment: Deployment, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CollectionPublication]:
+    """A WebDAV collection published (wsgidav on loopback), with a second WebDAV server and a local
+    folder subscribed and loaded, as the seed writes it (through the CLI); the connections defined
+    through the REST API, as a user does."""
+    from tests.support.collections import put
+    from tests.support.webdav import PASSWORD as DAV_PASSWORD
+    from tests.support.webdav import USER, webdav_server
+
+    d = deployment
+    base = tmp_path_factory.mktemp("sched-collections")
+    roots = {name: base / name for name in (DAV1, DAV2, FOLDER)}
+    for root in roots.values():
+        root.mkdir()
+    with webdav_server(roots[DAV1]) as one, webdav_server(roots[DAV2]) as two:
+        dav = {"conn_type": "webdav", "login": USER, "password": DAV_PASSWORD}
+        for conn_id, body in {
+            DAV1: {**dav, "host": one.url},
+            DAV2: {**dav, "host": two.url},
+            FOLDER: {"conn_type": "fs", "extra": json.dumps({"path": str(roots[FOLDER])})},
+        }.items():
+            d.cluster.api("POST", "/api/v2/connections", {"connection_id": conn_id, **body})
+        put(roots[DAV1], COLL, "readme.txt", b"v1 readme")
+        put(roots[DAV1], COLL, "a/b/deep.bin", bytes(range(256)) * 400)
+        item = f"{COLL}@{DAV1}"
+        # The schedule first: the DAG appears with the first load, and must have it when it does.
+        statements = f"REPL_CREATE_SNAPSHOT_PUB ('{item}', 1); REPL_SET_PUBLICATION_SCHEDULE ('{item}', '0 3 * * *'); "
+        statements += "".join(
+            f"REPL_SNP_SERVER ('{sub}', 'dba', 'dba'); "
+            f"REPL_CREATE_SNAPSHOT_SUB (REPL_SERVER_NAME ('{sub}'), '{item}', 1); "
+            f"REPL_INIT_SNAPSHOT (REPL_SERVER_NAME ('{sub}'), '{item}', 1); "
+            for sub in (DAV2, FOLDER)
+        )
+        created = d.cluster.run([sys.executable, "-m", "snaprepl", "sql", "-v", statements])
+        assert created.returncode == 0, f"snaprepl sql failed:\n{created.stdout[-3000:]}\n{created.stderr[-3000:]}"
+        assert f"init of {DAV2}: 2 copied" in created.stdout and f"init of {FOLDER}: 2 copied" in created.stdout
+        assert DAV_PASSWORD not in created.stdout + created.stderr, "the CLI printed the WebDAV password"
+        dag_id = publication_dag_id(item)
+        dag = d.cluster.wait_for_dag(dag_id)
+        # Unpaused without catchup, the DAG runs its latest interval at once: let that run end first.
+        scheduled = _first_run(d.cluster, dag_id, "scheduled")
+        d.cluster.wait_for_run(dag_id, scheduled, timeout=300)
+        yield CollectionPublication(d, roots, item, dag_id, dag)
+
+
+def _first_run(cluster: AirflowCluster, dag_id: str, run_type: str, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while not (runs := cluster.dag_runs(dag_id, run_type)):
+        if time.monotonic() > deadline:
+            cluster.fail(f"no {run_type} run of {dag_id} within {timeout:.0f} s", dag_id=dag_id)
+        time.sleep(2)
+    return str(runs[0]["dag_run_id"])
+
+
+def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: CollectionPublication) -> None:
+    from tests.support.collections import backups, put, remove, tree
+    from tests.support.webdav import PASSWORD as DAV_PASSWORD
+
+    c, d = collection_publication, collection_publication.deployment
+    put(c.roots[FOLDER], COLL, "x/y/new.txt", b"from the folder")
+    put(c.roots[DAV2], COLL, "a/b/deep.bin", b"dav2's version")
+    remove(c.roots[DAV1], COLL, "readme.txt")
+    put(c.roots[DAV1], COLL, "notes.txt", b"publisher wins")
+    put(c.roots[DAV2], COLL, "notes.txt", b"dav2 loses")
+
+    run_id = d.cluster.trigger(c.dag_id)
+    d.cluster.wait_for_run(c.dag_id, run_id, timeout=300)
+
+    states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(c.dag_id, run_id)}
+    assert states == {f"{step}__{s}": "success" for step in ("pull", "push") for s in (DAV2, FOLDER)}, states
+    expected = tree(c.roots[DAV1], COLL)
+    assert set(expected) == {"a/b/deep.bin", "notes.txt", "x/y/new.txt"}
+    steps = {t: d.cluster.xcom(c.dag_id, run_id, t) for t in sorted(states)}  # the steps' outcomes, if not
+    assert tree(c.roots[DAV2], COLL) == expected == tree(c.roots[FOLDER], COLL), steps
+    assert (c.roots[FOLDER] / "shared/docs/a/b/deep.bin").read_bytes() == b"dav2's version"
+    assert (c.roots[FOLDER] / "shared/docs/notes.txt").read_bytes() == b"publisher wins"
+    assert list(backups(c.roots[DAV2], COLL).values()) == [b"dav2 loses"]
+    [conflict] = d.catalog.conflicts(c.item)
+    assert (conflict["CF_ORIGIN"], conflict["CF_DECISION"], conflict["CF_NOTIFIED"]) == (DAV2, 3, True)
+    with d.catalog.engine.connect() as conn:
+        replayed = conn.execute(
+            sa.text('SELECT "SOURCE_SERVER", "TARGET_SERVER" FROM "SYS_URPLOG" WHERE "ITEM" = :i'), {"i": c.item}
+        ).fetchall()
+    directions = Counter(tuple(r) for r in replayed)
+    # The loads (2 resources to each subscriber), then this run: a body from each subscriber to the
+    # publisher; to dav2 the conflict's winner, the deletion and the folder's new resource; to the
+    # folder dav2's body, the publisher's new one and the deletion.
+    assert directions[(DAV1, DAV2)] == 2 + 3 and directions[(DAV1, FOLDER)] == 2 + 3, directions
+    assert directions[(DAV2, DAV1)] == 1 and directions[(FOLDER, DAV1)] == 1, directions
+    history = [r for r in d.catalog.history(c.item) if r.rh_dag_run_id == run_id]
+    seen = sorted((r.rh_kind, r.rh_server, r.rh_outcome, r.rh_conflicts, r.rh_error) for r in history)
+    assert seen == [
+        ("pull", DAV2, "ok", 1, None), ("pull", FOLDER, "ok", 0, None),
+        ("push", DAV2, "ok", 0, None), ("push", FOLDER, "ok", 0, None),
+    ], seen  # fmt: skip
+    published = d.catalog.publication(c.item)
+    assert published is not None and published.sp_last_status == "succeeded"
+    task_log = d.cluster.task_log(c.dag_id, run_id)
+    assert "Spark-Submit cmd:" in task_log, "each step is a spark-submit"
+    assert "1 copied, 0 deleted, 1 conflicts" in task_log and "1 conflicts notified" in task_log
+    leaks = [p for p in _files(d.cluster.home / "logs") + _files(d.cluster.process_logs) if _holds(p, DAV_PASSWORD)]
+    assert not leaks, f"the WebDAV password is in {leaks}"
+    assert c.dag["timetable_summary"] == "0 3 * * *", "REPL_SET_PUBLICATION_SCHEDULE reaches the DAG"

@@ -1,6 +1,7 @@
 """Fixtures of the collection tests: two real WebDAV servers (wsgidav on loopback) and a local folder,
 reached through Airflow connections in the environment, and a SQLite catalog at the newest revision.
-Servers start once per session and stop at its end."""
+Servers start once per session and stop at its end. Syncs run the sync job's own ``run`` in this
+process (``syncer``), as spark-submit would run it; test_collection_submit.py runs the real submission."""
 
 from __future__ import annotations
 
@@ -61,3 +62,12 @@ def coll_catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     catalog = Catalog(engine)
     yield catalog
     catalog.dispose()
+
+
+@pytest.fixture(scope="session")
+def syncer(request: pytest.FixtureRequest) -> object:
+    """Runs the sync job (:mod:`snaprepl.collections.job`, as ``submit/sync.py`` picks it) in this
+    process, its SparkSession the session's, started only if the job asks for it."""
+    from tests.support.jobs import in_process_syncer
+
+    return in_process_syncer(lambda: request.getfixturevalue("spark"))

@@ -33,7 +33,7 @@ step = st.one_of(
 )
 
 
-def _start(sides: Sides, catalog: Any) -> str:
+def _start(sides: Sides, catalog: Any, syncer: Any) -> str:
     coll = f"/conv/{next(_RUN)}/"
     put(sides.dav1, coll, "a.txt", b"initial")
     item = f"{coll}@dav1"
@@ -41,14 +41,14 @@ def _start(sides: Sides, catalog: Any) -> str:
     for server in ("dav2", "folder"):
         api.repl_snp_server(server, catalog=catalog)
         api.repl_create_snapshot_sub(server, item, 1, catalog=catalog)
-        api.repl_init_snapshot(server, item, 1, catalog=catalog)
+        api.repl_init_snapshot(server, item, 1, catalog=catalog, syncer=syncer)
     # Under d/e/ the subscriber wins (d/e/f/ too: the nearest collection with resolvers is d/e/).
     api.repl_add_dav_cr(f"{coll}d/e/@dav1", "sub_wins", catalog=catalog)
     return coll
 
 
-def _check_sync(sides: Sides, catalog: Any, coll: str, last: dict[tuple[str, str], bytes | None]) -> None:
-    api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=catalog)
+def _check_sync(sides: Sides, catalog: Any, syncer: Any, coll: str, last: dict[tuple[str, str], bytes | None]) -> None:
+    api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=catalog, syncer=syncer)
     roots = sides.roots()
     final = tree(roots["dav1"], coll)
     for side in SIDES:
@@ -75,8 +75,10 @@ def _check_backups(sides: Sides, catalog: Any, coll: str) -> None:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(steps=st.lists(step, min_size=3, max_size=14))
-def test_random_changes_converge(sides: Sides, coll_catalog: Any, steps: list[tuple[str, str, str, int]]) -> None:
-    coll = _start(sides, coll_catalog)
+def test_random_changes_converge(
+    sides: Sides, coll_catalog: Any, syncer: Any, steps: list[tuple[str, str, str, int]]
+) -> None:
+    coll = _start(sides, coll_catalog, syncer)
     roots = sides.roots()
     last: dict[tuple[str, str], bytes | None] = {}
     for action, side, path, size in steps:
@@ -89,6 +91,6 @@ def test_random_changes_converge(sides: Sides, coll_catalog: Any, steps: list[tu
                 remove(roots[side], coll, path)
                 last[(side, path)] = None
         else:
-            _check_sync(sides, coll_catalog, coll, last)
-    _check_sync(sides, coll_catalog, coll, last)
+            _check_sync(sides, coll_catalog, syncer, coll, last)
+    _check_sync(sides, coll_catalog, syncer, coll, last)
     _check_backups(sides, coll_catalog, coll)

@@ -4,17 +4,26 @@ wins by default, resolvers of the nearest collection, losers backed up and in th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
+import sqlalchemy as sa
+
 from snaprepl import api
+from snaprepl.dag_names import publication_dag_id
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import backups, put, remove, tree
 
 COLL = "/flow/docs/"
 
 
-def _setup(sides: Sides, catalog: Any) -> tuple[str, str]:
+def _replayed(catalog: Any, item: str) -> int:
+    with catalog.engine.connect() as conn:
+        return conn.execute(sa.text('SELECT COUNT(*) FROM "SYS_URPLOG" WHERE "ITEM" = :i'), {"i": item}).scalar_one()
+
+
+def _setup(sides: Sides, catalog: Any, syncer: Any) -> tuple[str, str]:
     put(sides.dav1, COLL, "readme.txt", b"v1 readme")
     put(sides.dav1, COLL, "a/b/deep.bin", bytes(range(256)) * 4000)  # about 1 MB, copied in chunks
     api.repl_create_snapshot_pub(f"{COLL}@dav1", 1, catalog=catalog)
@@ -22,14 +31,14 @@ def _setup(sides: Sides, catalog: Any) -> tuple[str, str]:
     folder = api.repl_snp_server("folder", catalog=catalog)
     for server in (dav2, folder):
         api.repl_create_snapshot_sub(server, f"{COLL}@dav1", 1, catalog=catalog)
-        out = api.repl_init_snapshot(server, f"{COLL}@dav1", 1, catalog=catalog)
+        out = api.repl_init_snapshot(server, f"{COLL}@dav1", 1, catalog=catalog, syncer=syncer)
         assert "2 copied" in str(out)
     return dav2, folder
 
 
-def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any) -> None:
+def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any, syncer: Any) -> None:
     catalog = coll_catalog
-    _setup(sides, catalog)
+    _setup(sides, catalog, syncer)
     assert tree(sides.dav2, COLL) == tree(sides.dav1, COLL) == tree(sides.folder, COLL)
     assert len(tree(sides.dav1, COLL)) == 2
 
@@ -37,7 +46,7 @@ def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any) -> None:
     put(sides.folder, COLL, "x/y/new.txt", b"from the folder")
     put(sides.dav2, COLL, "readme.txt", b"v2 readme from dav2")
     remove(sides.dav1, COLL, "a/b/deep.bin")
-    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog)
+    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog, syncer=syncer)
     expected = tree(sides.dav1, COLL)
     assert set(expected) == {"readme.txt", "x/y/new.txt"}
     assert (sides.dav1 / "flow/docs/readme.txt").read_bytes() == b"v2 readme from dav2"
@@ -49,7 +58,7 @@ def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any) -> None:
     # Both change readme.txt: publisher wins, the folder's body is backed up on the folder side.
     put(sides.dav1, COLL, "readme.txt", b"v3 from the publisher")
     put(sides.folder, COLL, "readme.txt", b"v3 from the folder, loses")
-    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog)
+    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog, syncer=syncer)
     for root in sides.roots().values():
         assert (root / "flow/docs/readme.txt").read_bytes() == b"v3 from the publisher"
     assert list(backups(sides.folder, COLL).values()) == [b"v3 from the folder, loses"]
@@ -61,7 +70,7 @@ def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any) -> None:
     assert json.loads(conflict["CF_LOSER"])["server"] == "folder"
 
 
-def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any) -> None:
+def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any, syncer: Any) -> None:
     """sub_wins on x/ and pub_wins on the root: a conflict under x/y/ is decided by x/'s resolvers."""
     catalog = coll_catalog
     api.repl_add_dav_cr(f"{COLL}@dav1", "pub_wins", "owner@example.org", catalog=catalog)
@@ -70,7 +79,7 @@ def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any) -> None:
     put(sides.dav2, COLL, "x/y/new.txt", b"dav2 edit wins")
     put(sides.dav1, COLL, "readme.txt", b"publisher edit wins")
     put(sides.dav2, COLL, "readme.txt", b"dav2 edit loses")
-    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog)
+    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog, syncer=syncer)
     for root in sides.roots().values():
         assert (root / "flow/docs/x/y/new.txt").read_bytes() == b"dav2 edit wins"
         assert (root / "flow/docs/readme.txt").read_bytes() == b"publisher edit wins"
@@ -86,7 +95,7 @@ def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any) -> None:
     assert all("readme.txt" in k for k in backups(sides.folder, COLL))
 
 
-def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: Any) -> None:
+def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: Any, syncer: Any) -> None:
     """The seed's type 1 calls as statements (nested REPL_SERVER_NAME included); status lists the
     collection publication with its subscriber loaded and synced."""
     from snaprepl.statements.executor import run_script
@@ -102,6 +111,7 @@ def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: A
         REPL_UPDATE_SNAPSHOT ('/stmt/c/@dav1', 1);""",
         catalog=coll_catalog,
         settings=settings,
+        syncer=syncer,
     )
     assert "1 copied" in str(results[3])
     assert (sides.folder / "stmt/c/s/one.txt").read_bytes() == b"one"
@@ -110,10 +120,22 @@ def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: A
     [entry] = [p for p in status["publications"] if p["item"] == "/stmt/c/@dav1"]
     [sub] = entry["subscribers"]
     assert sub["server"] == "folder" and sub["loaded"] and sub["last_push_at"] is not None
+    assert entry["dag_id"] == publication_dag_id("/stmt/c/@dav1") and entry["last_sync"]["status"] == "succeeded"
+    results = run_script("REPL_SET_PUBLICATION_SCHEDULE('/stmt/c/@dav1', '*/30 * * * *')", catalog=coll_catalog)
+    assert coll_catalog.publication("/stmt/c/@dav1").sp_schedule == "*/30 * * * *", results
+    # Every step of the job is in the run history, as a table's are.
+    runs = [(r.rh_kind, r.rh_server, r.rh_outcome) for r in reversed(coll_catalog.history("/stmt/c/@dav1"))]
+    assert runs == [("init", "folder", "ok"), ("pull", "folder", "idle"), ("push", "folder", "idle")]
+    # The update replay log purge covers collections: entries behind both watermarks go.
+    assert _replayed(coll_catalog, "/stmt/c/@dav1") == 1
+    no_offset = dataclasses.replace(settings, snp_repl_purge_offset=0, snp_repl_tolerance_offset=0)
+    api.repl_purge_urplogs(catalog=coll_catalog, settings=no_offset)
+    assert _replayed(coll_catalog, "/stmt/c/@dav1") == 0
     run_script(
         "REPL_DROP_SNAPSHOT_SUB ('folder', '/stmt/c/@dav1', 1); REPL_DROP_SNAPSHOT_PUB ('/stmt/c/@dav1', 1);",
         catalog=coll_catalog,
         settings=settings,
+        syncer=syncer,
     )
     assert coll_catalog.publication("/stmt/c/@dav1") is None
     assert coll_catalog.manifest("/stmt/c/@dav1", "dav1") == {}

@@ -25,9 +25,11 @@ ITEM = f"{COLL}@dav1"
 CHILD = """
 import sqlalchemy as sa
 from snaprepl.catalog.store import Catalog
-from snaprepl.ops.collection_pubs import sync_collection
+from snaprepl.collections.job import run
+from snaprepl.spark.job_args import SyncJobArgs
 import os
-print(sync_collection(os.environ["ITEM"], catalog=Catalog(sa.create_engine(os.environ["CATALOG_URL"]))), flush=True)
+catalog = Catalog(sa.create_engine(os.environ["CATALOG_URL"]))
+print(*run(None, SyncJobArgs(item=os.environ["ITEM"], action="sync"), catalog), sep="; ", flush=True)
 """
 
 
@@ -65,7 +67,7 @@ def connections(sides: Sides, tmp_path: Path) -> Any:
     path.unlink(missing_ok=True)
 
 
-def test_killed_syncs_converge(sides: Sides, coll_catalog: Any, connections: Path) -> None:
+def test_killed_syncs_converge(sides: Sides, coll_catalog: Any, connections: Path, syncer: Any) -> None:
     rng = random.Random(13)
     paths = [f"d{i % 4}/e{i % 3}/r{i}.bin" for i in range(40)]
     for i, rel in enumerate(paths):
@@ -74,7 +76,7 @@ def test_killed_syncs_converge(sides: Sides, coll_catalog: Any, connections: Pat
     for conn_id in ("dav2", "folder"):
         server = api.repl_snp_server(conn_id, catalog=coll_catalog)
         api.repl_create_snapshot_sub(server, ITEM, 1, catalog=coll_catalog)
-        api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog)
+        api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog, syncer=syncer)
     expected: dict[str, bytes | None] = {}
     for rel in paths[:12]:  # subscriber changes
         expected[rel] = f"dav2 {rel};".encode() * 1500

@@ -32,12 +32,12 @@ def _cli_sync(env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
-def test_a_second_sync_at_once_is_refused_as_busy(sides: Sides, coll_catalog: Any, tmp_path: Path) -> None:
+def test_a_second_sync_at_once_is_refused_as_busy(sides: Sides, coll_catalog: Any, syncer: Any, tmp_path: Path) -> None:
     put(sides.dav1, COLL, "x.txt", b"initial")
     api.repl_create_snapshot_pub(ITEM, 1, catalog=coll_catalog)
     server = api.repl_snp_server("dav2", catalog=coll_catalog)
     api.repl_create_snapshot_sub(server, ITEM, 1, catalog=coll_catalog)
-    api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog)
+    api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog, syncer=syncer)
     # The first sync meets a conflict whose resolver holds it still until told to go on.
     api.repl_add_dav_cr(ITEM, "tests.support.dav_resolvers:waits_for_release", catalog=coll_catalog)
     put(sides.dav1, COLL, "x.txt", b"publisher edit")
@@ -63,7 +63,7 @@ def test_a_second_sync_at_once_is_refused_as_busy(sides: Sides, coll_catalog: An
             timeout=300,
         )
         assert second.returncode == 1, second
-        assert f"publication {ITEM} is busy with run" in second.stderr and f":{first.pid}" in second.stderr
+        assert f"publication {ITEM} (pull dav2) is busy with run" in second.stderr, second.stderr
         assert not (sides.dav1 / "lease/c/y.txt").exists()  # the busy sync changed nothing
     finally:
         (tmp_path / "release").touch()
@@ -73,4 +73,4 @@ def test_a_second_sync_at_once_is_refused_as_busy(sides: Sides, coll_catalog: An
     assert (sides.dav1 / "lease/c/y.txt").read_bytes() == b"new on dav2"
     assert (sides.dav2 / "lease/c/x.txt").read_bytes() == b"publisher edit"
     assert coll_catalog.lock_holder(f"pull:{ITEM}") is None
-    assert "0 copied" in str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog))
+    assert "0 copied" in str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, syncer=syncer))

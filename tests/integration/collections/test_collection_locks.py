@@ -6,6 +6,7 @@ replaces; a subscriber update is judged then, against what the publisher holds t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,14 @@ COLL = "/locks/c/"
 ITEM = f"{COLL}@dav1"
 
 
-def _publish(sides: Sides, catalog: Any, coll: str, rels: tuple[str, ...]) -> None:
+def _publish(sides: Sides, catalog: Any, syncer: Any, coll: str, rels: tuple[str, ...]) -> None:
     for rel in rels:
         put(sides.dav1, coll, rel, f"initial {rel}".encode())
     api.repl_create_snapshot_pub(f"{coll}@dav1", 1, catalog=catalog)
     for conn_id in ("dav2", "folder"):
         server = api.repl_snp_server(conn_id, catalog=catalog)
         api.repl_create_snapshot_sub(server, f"{coll}@dav1", 1, catalog=catalog)
-        api.repl_init_snapshot(server, f"{coll}@dav1", 1, catalog=catalog)
+        api.repl_init_snapshot(server, f"{coll}@dav1", 1, catalog=catalog, syncer=syncer)
 
 
 def _waiting_bodies(root: Path, coll: str) -> dict[str, bytes]:
@@ -43,8 +44,8 @@ def _status_waiting(catalog: Any, settings: Any, item: str) -> tuple[list[dict[s
     return entry["waiting_on_locks"], render_text(status)
 
 
-def test_locked_resources_wait_for_the_lock(sides: Sides, coll_catalog: Any, settings: Any) -> None:
-    _publish(sides, coll_catalog, COLL, ("a.txt", "s/b.txt", "s/c.txt", "gone.txt"))
+def test_locked_resources_wait_for_the_lock(sides: Sides, coll_catalog: Any, settings: Any, syncer: Any) -> None:
+    _publish(sides, coll_catalog, syncer, COLL, ("a.txt", "s/b.txt", "s/c.txt", "gone.txt"))
     dav1_url, dav2_url = (str(get_connection(c).host) for c in ("dav1", "dav2"))
 
     put(sides.dav1, COLL, "a.txt", b"publisher update")  # to be pushed onto a resource locked on dav2
@@ -53,8 +54,11 @@ def test_locked_resources_wait_for_the_lock(sides: Sides, coll_catalog: Any, set
     remove(sides.dav1, COLL, "gone.txt")  # a deletion to push onto a resource locked on dav2
     locks = (f"{dav2_url}{COLL}a.txt", f"{dav1_url}{COLL}s/b.txt", f"{dav2_url}{COLL}gone.txt")
     with dav_lock(locks[0]), dav_lock(locks[1]), dav_lock(locks[2]):
-        out = str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog))
-        assert "waiting on locks: s/b.txt on dav1, a.txt on dav2, gone.txt on dav2" in out
+        out = str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, syncer=syncer))
+        # The pull from dav2 waits on the publisher's lock, the push to dav2 on dav2's.
+        assert re.search(r"pull from dav2: [^\n]*, waiting on locks: s/b.txt on dav1 \(", out), out
+        assert re.search(r"push to dav2: [^\n]*, waiting on locks: a.txt on dav2, gone.txt on dav2 \(", out), out
+        assert out.count("waiting on locks") == 2, out
         # The targets are untouched; the bodies wait on the locked side, outside the collection's tree.
         assert (sides.dav2 / "locks/c/a.txt").read_bytes() == b"initial a.txt"
         assert (sides.dav1 / "locks/c/s/b.txt").read_bytes() == b"initial s/b.txt"
@@ -79,12 +83,12 @@ def test_locked_resources_wait_for_the_lock(sides: Sides, coll_catalog: Any, set
         assert "resources waiting on locks:" in text and f"_SYS_REPL_BACKUP/.locked/{dav2_temp}" in text
 
         # A sync while still locked keeps one waiting body per resource (no copy piles up).
-        again = str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog))
+        again = str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, syncer=syncer))
         assert "a.txt on dav2" in again and "s/b.txt on dav1" in again
         assert list(_waiting_bodies(sides.dav2, COLL)) == [dav2_temp]
         assert list(_waiting_bodies(sides.dav1, COLL)) == [dav1_temp]
 
-    assert "waiting on locks" not in str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog))
+    assert "waiting on locks" not in str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, syncer=syncer))
     final = tree(sides.dav1, COLL)
     assert tree(sides.dav2, COLL) == final == tree(sides.folder, COLL)
     assert (sides.dav2 / "locks/c/a.txt").read_bytes() == b"publisher update"
@@ -98,20 +102,22 @@ def test_locked_resources_wait_for_the_lock(sides: Sides, coll_catalog: Any, set
         assert list((root / "locks/c/_SYS_REPL_BACKUP/.tmp").glob("*")) == []  # the refused moves left nothing
 
 
-def test_a_subscriber_update_waiting_on_a_lock_is_judged_when_applied(sides: Sides, coll_catalog: Any) -> None:
+def test_a_subscriber_update_waiting_on_a_lock_is_judged_when_applied(
+    sides: Sides, coll_catalog: Any, syncer: Any
+) -> None:
     """The publisher's resource is locked and its holder saves a change meanwhile: once the lock is
     gone, the subscriber's waiting update meets that change, a conflict the publisher wins by default
     (the subscriber's body is backed up on its side); the waiting body is removed."""
     coll = "/locks/judged/"
-    _publish(sides, coll_catalog, coll, ("x.txt",))
+    _publish(sides, coll_catalog, syncer, coll, ("x.txt",))
     dav1_url = str(get_connection("dav1").host)
     put(sides.dav2, coll, "x.txt", b"dav2 edit")
     with dav_lock(f"{dav1_url}{coll}x.txt"):
-        out = str(api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=coll_catalog))
+        out = str(api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=coll_catalog, syncer=syncer))
         assert "x.txt on dav1" in out and "0 conflicts" in out
         assert list(_waiting_bodies(sides.dav1, coll).values()) == [b"dav2 edit"]
         put(sides.dav1, coll, "x.txt", b"the lock holder's edit")  # the holder saves (it holds the lock)
-    out = str(api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=coll_catalog))
+    out = str(api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=coll_catalog, syncer=syncer))
     assert "1 conflicts" in out and "waiting" not in out
     for root in sides.roots().values():
         assert (root / "locks/judged/x.txt").read_bytes() == b"the lock holder's edit"

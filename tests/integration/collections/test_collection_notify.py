@@ -77,7 +77,7 @@ def inbox() -> Iterator[Inbox]:
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 def test_the_resolvers_address_gets_the_conflict_with_its_text(
-    sides: Sides, coll_catalog: Any, settings: Any, inbox: Inbox
+    sides: Sides, coll_catalog: Any, syncer: Any, settings: Any, inbox: Inbox
 ) -> None:
     by_mail = dataclasses.replace(settings, smtp_conn_id="coll_smtp")
     put(sides.dav1, COLL, "plan.txt", b"v1")
@@ -85,14 +85,14 @@ def test_the_resolvers_address_gets_the_conflict_with_its_text(
     api.repl_create_snapshot_pub(ITEM, 1, catalog=coll_catalog)
     server = api.repl_snp_server("dav2", catalog=coll_catalog)
     api.repl_create_snapshot_sub(server, ITEM, 1, catalog=coll_catalog)
-    api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog)
+    api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog, syncer=syncer)
     api.repl_add_dav_cr(ITEM, "pub_wins", "owner@example.org", "Your edit of a shared plan lost.", catalog=coll_catalog)
     api.repl_add_dav_cr(f"{COLL}quiet/@dav1", "pub_wins", catalog=coll_catalog)  # no address: no mail
     for rel in ("plan.txt", "quiet/q.txt"):
         put(sides.dav1, COLL, rel, b"the publisher's edit")
         put(sides.dav2, COLL, rel, b"dav2's edit")
 
-    result = api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, settings=by_mail)
+    result = api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, settings=by_mail, syncer=syncer)
 
     assert "2 conflicts" in str(result) and result.notified == 2
     [message] = inbox.messages
@@ -108,5 +108,5 @@ def test_the_resolvers_address_gets_the_conflict_with_its_text(
     for secret in (SMTP_PASSWORD, DAV_PASSWORD):
         assert secret.encode() not in message.content
     assert all(c["CF_NOTIFIED"] for c in coll_catalog.conflicts(ITEM))
-    again = api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, settings=by_mail)
+    again = api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, settings=by_mail, syncer=syncer)
     assert again.notified == 0 and len(inbox.messages) == 1, "a conflict is mailed once"

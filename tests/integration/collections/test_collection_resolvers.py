@@ -15,13 +15,13 @@ COLL = "/resolve/c/"
 ITEM = f"{COLL}@dav1"
 
 
-def test_a_resolver_reading_the_body_decides_both_ways(sides: Sides, coll_catalog: Any) -> None:
+def test_a_resolver_reading_the_body_decides_both_ways(sides: Sides, coll_catalog: Any, syncer: Any) -> None:
     for rel in ("keep.txt", "plain.txt"):
         put(sides.dav1, COLL, rel, b"initial")
     api.repl_create_snapshot_pub(ITEM, 1, catalog=coll_catalog)
     server = api.repl_snp_server("dav2", catalog=coll_catalog)
     api.repl_create_snapshot_sub(server, ITEM, 1, catalog=coll_catalog)
-    api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog)
+    api.repl_init_snapshot(server, ITEM, 1, catalog=coll_catalog, syncer=syncer)
     api.repl_add_dav_cr(ITEM, "tests.support.dav_resolvers:body_decides", catalog=coll_catalog)
     put(sides.dav1, COLL, "keep.txt", b"publisher edit\n")
     put(sides.dav2, COLL, "keep.txt", b"KEEP: dav2 edit\nsecond line\n")
@@ -29,7 +29,7 @@ def test_a_resolver_reading_the_body_decides_both_ways(sides: Sides, coll_catalo
     put(sides.dav2, COLL, "plain.txt", b"dav2 edit\n")
     dav_resolvers.CALLS.clear()
 
-    assert "2 conflicts" in str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog))
+    assert "2 conflicts" in str(api.repl_update_snapshot(ITEM, 1, catalog=coll_catalog, syncer=syncer))
 
     calls = {c["path"]: c for c in dav_resolvers.CALLS}
     assert set(calls) == {"keep.txt", "plain.txt"}
