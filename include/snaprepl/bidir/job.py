@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl import run_history
@@ -85,9 +85,15 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return sync_main(run, argv)
+
+
+def sync_main(runner: Callable[[Any, SyncJobArgs, Any], list[Any]], argv: Sequence[str] | None) -> int:
+    """A sync job's process (tables here, collections in :mod:`snaprepl.collections.job`): its
+    arguments, ``runner``'s outcomes as the result, failures as :class:`ReplicationError`."""
     args = SyncJobArgs.from_argv(argv)
     with JobRun(f"snaprepl-sync-{args.action}", args.catalog_conn, failure=ReplicationError) as job:
-        job.result = {"outcomes": [o.to_dict() for o in run(job.spark, args, job.open_catalog())]}
+        job.result = {"outcomes": [o.to_dict() for o in runner(job.spark, args, job.open_catalog())]}
     return job.exit_code
 
 

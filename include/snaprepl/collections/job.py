@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl import run_history
+from snaprepl.bidir.job import sync_main
 from snaprepl.bidir.state import Outcome, loaded_servers, record_step_succeeded, record_sync_succeeded
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
@@ -28,7 +29,6 @@ from snaprepl.collections.scan import scan
 from snaprepl.collections.stores import Store, parse_item
 from snaprepl.collections.sync import CollectionSync, Counts
 from snaprepl.errors import ReplicationError
-from snaprepl.spark.entrypoint import JobRun
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -170,10 +170,7 @@ def _step(syncer: CollectionSync, kind: str, server: str) -> Outcome:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The job ``spark_jobs/sync_collection.py`` runs (the same arguments as a table's sync job)."""
-    args = SyncJobArgs.from_argv(argv)
-    with JobRun(f"snaprepl-sync-{args.action}", args.catalog_conn, failure=ReplicationError) as job:
-        job.result = {"outcomes": [o.to_dict() for o in run(job.spark, args, job.open_catalog())]}
-    return job.exit_code
+    return sync_main(run, argv)
 
 
 if __name__ == "__main__":
