@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields, replace
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from airflow.sdk.api.datamodels._generated import DagRunType as SdkDagRunType
-from airflow.utils.types import DagRunType as CoreDagRunType
 
 from snaprepl.airflow.dag_factory import build_dags, unbuildable_records
-from snaprepl.airflow.listener import label_backfill_run
-from snaprepl.airflow.runs import BACKFILL_CONF_KEY, backfill_id, resolve_mode, runs_step
-from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
 from snaprepl.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
@@ -28,69 +22,7 @@ from snaprepl.dag_names import (
 )
 from snaprepl.errors import InvalidArgument, SnapreplError
 from snaprepl.settings import Settings
-
-NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def snapshot(name: str, *, schedule: str | None = None, incremental: bool = True, **extra: Any) -> SnapshotRecord:
-    table, _, conn = name.rpartition("@")
-    schema, _, table = table.partition(".")
-    return SnapshotRecord(
-        sn_name=name, sn_query=f"SELECT * FROM {table}", sn_source_conn="src", sn_dest_conn=conn,
-        sn_dest_schema=schema, sn_dest_table=table, sn_created_at=NOW, sn_schedule=schedule,
-        sn_is_incremental=1 if incremental else None, sn_source_table="public.t@src" if incremental else None,
-        **extra,
-    )  # fmt: skip
-
-
-def log(source: str) -> LogRecord:
-    return LogRecord(
-        snl_source=source, snl_rlog="rlog", snl_rplog="rplog", snl_conn="src", snl_schema="public",
-        snl_table="t", snl_dialect="postgres", snl_key_columns="[]", snl_objects="{}", snl_kind="snapshot",
-        snl_created_at=NOW,
-    )  # fmt: skip
-
-
-class FakeCatalog:
-    def __init__(self, snapshots=(), logs=(), publications=(), subscriptions=()) -> None:
-        self._snapshots, self._logs = list(snapshots), list(logs)
-        self._publications, self._subscriptions = list(publications), list(subscriptions)
-
-    def snapshots(self) -> list[SnapshotRecord]:
-        return self._snapshots
-
-    def logs(self) -> list[LogRecord]:
-        return self._logs
-
-    def publications(self) -> list[PublicationRecord]:
-        return self._publications
-
-    def subscriptions(self, item: str | None = None) -> list[SubscriptionRecord]:
-        return [s for s in self._subscriptions if item is None or s.ss_item == item]
-
-    def purge_history(self, older_than: datetime) -> int:
-        self.history_purged_before = older_than
-        return 3
-
-
-def edges(dag: Any) -> dict[str, list[str]]:
-    """``{task id: sorted ids of its downstream tasks}``: the DAG's shape."""
-    return {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
-
-
-PUB = "public.items@pub"
-
-
-def publication(schedule: str | None = "*/5 * * * *") -> FakeCatalog:
-    return FakeCatalog(
-        publications=[
-            PublicationRecord(sp_item=PUB, sp_type=2, sp_server="p", sp_created_at=NOW, sp_schedule=schedule)
-        ],
-        subscriptions=[
-            SubscriptionRecord(ss_server=s, ss_item=PUB, ss_type=2, ss_created_at=NOW, ss_init_state=state)
-            for s, state in (("s_b", "done"), ("s_a", "done"), ("s_c", None))
-        ],
-    )
+from tests.support.dag_factory_fakes import NOW, PUB, FakeCatalog, edges, log, publication, snapshot
 
 
 def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
@@ -341,84 +273,3 @@ def test_a_task_process_of_a_dag_no_longer_in_the_catalog_builds_none(monkeypatc
     monkeypatch.setitem(os.environ, "_AIRFLOW_PARSING_CONTEXT_DAG_ID", "snaprepl_refresh__dst__main__gone")
 
     assert build_dags(catalog=publication(), settings=Settings()) == {}
-
-
-class Run:
-    def __init__(self, run_type: Any, conf: dict | None = None, backfill_id: int | None = None) -> None:
-        self.run_type, self.conf, self.backfill_id, self.dag_id = run_type, conf, backfill_id, "snaprepl_refresh__x"
-
-
-@pytest.mark.parametrize("enum", [SdkDagRunType, CoreDagRunType], ids=["task-sdk", "core"])
-def test_a_backfill_run_refreshes_completely_whichever_enum_says_so(enum: Any) -> None:
-    backfill = enum.BACKFILL if enum is SdkDagRunType else enum.BACKFILL_JOB
-    assert str(SdkDagRunType.BACKFILL) == "DagRunType.BACKFILL"  # why str() cannot be compared
-    assert resolve_mode("incremental", {"dag_run": Run(backfill), "params": {"mode": "incremental"}}) == (
-        "complete",
-        False,
-    )
-    for other in (enum.SCHEDULED, enum.MANUAL):
-        assert resolve_mode("incremental", {"dag_run": Run(other)}) == ("incremental", False)
-    assert resolve_mode(None, {"dag_run": Run(enum.MANUAL), "params": {"mode": "nonincremental"}})[0] == "complete"
-    assert runs_step("push", {"dag_run": Run(backfill), "params": {"direction": "pull only"}})
-
-
-@pytest.mark.parametrize(
-    ("direction", "pull", "push"),
-    [(None, True, True), ("pull and push", True, True), ("pull only", True, False), ("push only", False, True)],
-)
-def test_the_direction_param_chooses_the_sync_steps(direction: str | None, pull: bool, push: bool) -> None:
-    context = {"dag_run": Run(SdkDagRunType.MANUAL), "params": {"direction": direction}}
-    assert (runs_step("pull", context), runs_step("push", context)) == (pull, push)
-    with pytest.raises(InvalidArgument):
-        runs_step("pull", {"params": {"direction": "sideways"}})
-
-
-def test_the_listener_labels_backfill_runs_of_snaprepl_dags_only() -> None:
-    run = Run(CoreDagRunType.BACKFILL_JOB, {"mode": "incremental"}, backfill_id=7)
-    assert label_backfill_run(run) and run.conf == {"mode": "incremental", BACKFILL_CONF_KEY: "7"}
-    assert backfill_id({"dag_run": run}) == "7"
-    assert not label_backfill_run(run), "labelled once"
-    manual = Run(CoreDagRunType.MANUAL, {}, backfill_id=None)
-    other = Run(CoreDagRunType.BACKFILL_JOB, None, backfill_id=8)
-    other.dag_id = "someone_elses_dag"
-    assert not label_backfill_run(manual) and not label_backfill_run(other) and other.conf is None
-
-
-def test_lease_history_overlaps_are_found_and_back_to_back_leases_are_not() -> None:
-    from snaprepl.catalog.lease_log import Lease, overlaps
-
-    def at(minute: int) -> datetime:
-        return datetime(2026, 1, 1, 0, minute)
-
-    apart = [
-        Lease("s", "a", "h:1", at(0), at(5)),
-        Lease("s", "b", "h:2", at(5), at(9)),
-        Lease("t", "c", "h:3", at(1), None),
-    ]
-    assert overlaps(apart) == []
-    long_one = Lease("s", "a", "h:1", at(0), at(10))
-    inside = [long_one, Lease("s", "b", "h:2", at(2), at(3)), Lease("s", "c", "h:3", at(4), at(6))]
-    assert [(x.run_id, y.run_id) for x, y in overlaps(inside)] == [("a", "b"), ("a", "c")]
-    still_held = [Lease("s", "a", "h:1", at(0), None), Lease("s", "b", "h:2", at(1), at(2))]
-    assert len(overlaps(still_held)) == 1
-
-
-def test_the_replay_log_purge_dag_forgets_runs_older_than_history_keep_days(monkeypatch: Any) -> None:
-    from snaprepl.airflow import dag_factory
-
-    catalog = FakeCatalog(logs=[log("public.t@src")])
-    monkeypatch.setattr(dag_factory.Catalog, "open", classmethod(lambda cls, settings: catalog))
-    dag = build_dags(catalog=catalog, settings=Settings(history_keep_days=7))[RPLOG_PURGE_DAG]
-    before = datetime.now(UTC).replace(tzinfo=None)
-    assert dag.get_task("purge_history").python_callable() == 3
-    after = datetime.now(UTC).replace(tzinfo=None)
-    assert before - timedelta(days=7) <= catalog.history_purged_before <= after - timedelta(days=7)
-
-
-@pytest.mark.parametrize(
-    ("name", "raw"), [("history_keep_days", "0"), ("history_keep_days", "1.5"), ("lag_alert_minutes", "-1")]
-)
-def test_history_and_lag_alert_settings_are_strict(monkeypatch: Any, name: str, raw: str) -> None:
-    monkeypatch.setenv(f"AIRFLOW__SNAPREPL__{name.upper()}", raw)
-    with pytest.raises(InvalidArgument, match=name):
-        Settings.load()
