@@ -23,15 +23,15 @@ def _replayed(catalog: Any, item: str) -> int:
         return conn.execute(sa.text('SELECT COUNT(*) FROM "SYS_URPLOG" WHERE "ITEM" = :i'), {"i": item}).scalar_one()
 
 
-def _setup(sides: Sides, catalog: Any, syncer: Any) -> tuple[str, str]:
-    put(sides.dav1, COLL, "readme.txt", b"v1 readme")
-    put(sides.dav1, COLL, "a/b/deep.bin", bytes(range(256)) * 4000)  # about 1 MB, copied in chunks
-    api.repl_create_snapshot_pub(f"{COLL}@dav1", 1, catalog=catalog)
+def _setup(sides: Sides, catalog: Any, syncer: Any, coll: str = COLL) -> tuple[str, str]:
+    put(sides.dav1, coll, "readme.txt", b"v1 readme")
+    put(sides.dav1, coll, "a/b/deep.bin", bytes(range(256)) * 4000)  # about 1 MB, copied in chunks
+    api.repl_create_snapshot_pub(f"{coll}@dav1", 1, catalog=catalog)
     dav2 = api.repl_snp_server("dav2", catalog=catalog)
     folder = api.repl_snp_server("folder", catalog=catalog)
     for server in (dav2, folder):
-        api.repl_create_snapshot_sub(server, f"{COLL}@dav1", 1, catalog=catalog)
-        out = api.repl_init_snapshot(server, f"{COLL}@dav1", 1, catalog=catalog, syncer=syncer)
+        api.repl_create_snapshot_sub(server, f"{coll}@dav1", 1, catalog=catalog)
+        out = api.repl_init_snapshot(server, f"{coll}@dav1", 1, catalog=catalog, syncer=syncer)
         assert "2 copied" in str(out)
     return dav2, folder
 
@@ -72,27 +72,30 @@ def test_init_update_and_conflicts(sides: Sides, coll_catalog: Any, syncer: Any)
 
 def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any, syncer: Any) -> None:
     """sub_wins on x/ and pub_wins on the root: a conflict under x/y/ is decided by x/'s resolvers."""
-    catalog = coll_catalog
-    api.repl_add_dav_cr(f"{COLL}@dav1", "pub_wins", "owner@example.org", catalog=catalog)
-    api.repl_add_dav_cr(f"{COLL}x/@dav1", "sub_wins", "x-owner@example.org", "x lost", catalog=catalog)
-    put(sides.dav1, COLL, "x/y/new.txt", b"publisher edit, loses")
-    put(sides.dav2, COLL, "x/y/new.txt", b"dav2 edit wins")
-    put(sides.dav1, COLL, "readme.txt", b"publisher edit wins")
-    put(sides.dav2, COLL, "readme.txt", b"dav2 edit loses")
-    api.repl_update_snapshot(f"{COLL}@dav1", 1, catalog=catalog, syncer=syncer)
+    catalog, coll = coll_catalog, "/flow/nearest/"  # its own publication: it needs no other test
+    _setup(sides, catalog, syncer, coll)
+    put(sides.dav1, coll, "x/y/new.txt", b"first version")
+    api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=catalog, syncer=syncer)
+    api.repl_add_dav_cr(f"{coll}@dav1", "pub_wins", "owner@example.org", catalog=catalog)
+    api.repl_add_dav_cr(f"{coll}x/@dav1", "sub_wins", "x-owner@example.org", "x lost", catalog=catalog)
+    put(sides.dav1, coll, "x/y/new.txt", b"publisher edit, loses")
+    put(sides.dav2, coll, "x/y/new.txt", b"dav2 edit wins")
+    put(sides.dav1, coll, "readme.txt", b"publisher edit wins")
+    put(sides.dav2, coll, "readme.txt", b"dav2 edit loses")
+    api.repl_update_snapshot(f"{coll}@dav1", 1, catalog=catalog, syncer=syncer)
     for root in sides.roots().values():
-        assert (root / "flow/docs/x/y/new.txt").read_bytes() == b"dav2 edit wins"
-        assert (root / "flow/docs/readme.txt").read_bytes() == b"publisher edit wins"
-    assert b"publisher edit, loses" in backups(sides.dav1, COLL).values()
-    assert b"dav2 edit loses" in backups(sides.dav2, COLL).values()
+        assert (root / "flow/nearest/x/y/new.txt").read_bytes() == b"dav2 edit wins"
+        assert (root / "flow/nearest/readme.txt").read_bytes() == b"publisher edit wins"
+    assert b"publisher edit, loses" in backups(sides.dav1, coll).values()
+    assert b"dav2 edit loses" in backups(sides.dav2, coll).values()
     decided = {
-        json.loads(c["CF_KEY"])["path"]: c for c in catalog.conflicts(f"{COLL}@dav1") if c["CF_ORIGIN"] == "dav2"
+        json.loads(c["CF_KEY"])["path"]: c for c in catalog.conflicts(f"{coll}@dav1") if c["CF_ORIGIN"] == "dav2"
     }
     assert decided["x/y/new.txt"]["CF_DECISION"] == 1
     assert json.loads(decided["x/y/new.txt"]["CF_LOSER"])["notify_email"] == "x-owner@example.org"
     assert decided["readme.txt"]["CF_DECISION"] == 3
     # Backups are never replicated: the folder got neither.
-    assert all("readme.txt" in k for k in backups(sides.folder, COLL))
+    assert all("readme.txt" in k for k in backups(sides.folder, coll))
 
 
 def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: Any, syncer: Any) -> None:
