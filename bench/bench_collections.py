@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the Spark tasks' Python: this venv, with snaprepl
 
 import sqlalchemy as sa
 from common import print_table
