@@ -22,6 +22,7 @@ from snaprepl.errors import (
 )
 from snaprepl.lookup import dialect_of, executable_database
 from snaprepl.names import Ident, ResolvedTable, TableRef
+from snaprepl.ops.log_cascades import refuse_cascaded_publication
 from snaprepl.ops.snapshot_logs import run_ddl
 
 TABLE_TYPE = 2
@@ -111,6 +112,7 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
     server = register_server(item.conn_id, catalog=catalog).name
     with database.session() as session:
         info = database.describe(session, item)
+        refuse_cascaded_publication(dialect, session, info)
     if not info.primary_key:
         raise NoPrimaryKey(
             f"table {info.table} has no primary key",
