@@ -116,12 +116,13 @@ def test_cascades_no_trigger_can_follow_are_refused_in_one_line(mysql_db, catalo
 
 def test_a_published_mariadb_table_that_cascades_change_is_refused(mysql_db, catalog, unique_name) -> None:
     names = _mysql_family(mysql_db, unique_name)
+    server = catalog.server_of_conn(mysql_db.conn_id)
     with pytest.raises(UnloggableCascade, match=f"{unique_name}_c_fk") as refused:
         api.repl_create_snapshot_pub(f"{names['c']}@{mysql_db.conn_id}", 2, catalog=catalog)
     assert "\n" not in str(refused.value)
     assert catalog.publication(f"{mysql_db.name}.{names['c']}@{mysql_db.conn_id}") is None
     assert mysql_db.triggers_on(names["c"]) == []
-    api.repl_create_snapshot_pub(f"{names['p']}@{mysql_db.conn_id}", 2, catalog=catalog)  # nothing cascades into it
+    assert catalog.server_of_conn(mysql_db.conn_id) == server, "a refused publication registers no server"
 
 
 def test_a_cascade_added_after_the_log_stops_the_refresh(

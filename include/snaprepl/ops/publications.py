@@ -109,10 +109,10 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
     catalog.ensure_ready()
     database = executable_database(item.conn_id)
     dialect = database.dialect
-    server = register_server(item.conn_id, catalog=catalog).name
     with database.session() as session:
         info = database.describe(session, item)
         refuse_cascaded_publication(dialect, session, info)
+    server = register_server(item.conn_id, catalog=catalog).name
     if not info.primary_key:
         raise NoPrimaryKey(
             f"table {info.table} has no primary key",
