@@ -11,6 +11,11 @@ key and 'I' of the new one where the cascade changes ``T``'s primary key. A stat
 rolls back these entries with its cascade; an entry for a row that still exists only makes the next
 refresh read that row again (the change query looks at the row, not at DMLTYPE).
 
+The triggers are BEFORE triggers (the children must still be there): a one-way log on the parent
+itself has AFTER triggers, and a bi-directional log's BEFORE triggers only set the parent's version and
+write its own log, so the order among them changes nothing. Their names, ``<t>_from_<parent>_D_cascade``
+and ``_U_cascade``, belong to the log of ``t`` and are recorded with it; no other log touches them.
+
 Refused, with the constraint named: a cascade cycle (a path that reaches a table twice, e.g. a tree
 referencing itself), a cascade from another database, ``SET DEFAULT``.
 """
