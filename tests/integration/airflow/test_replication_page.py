@@ -4,7 +4,9 @@ One deployment serves the module: the simple auth manager's users ``admin`` (adm
 (viewer: reads every DAG, triggers none) and ``carol`` (user: triggers DAGs, but one snapshot's DAG
 is refused to her by tests/support/dag_acl_auth_manager.py). A real incremental snapshot and a real
 publication with a loaded subscriber are created with the CLI while the api-server boots; a second
-snapshot, a conflict and a few runs of history are written with the catalog's own methods.
+snapshot (its name has a '/' and a '%'), a conflict and a few runs of history are written with the
+catalog's own methods. One headless Chromium, with the admin logged in through Airflow's form, serves
+the browser tests: pages of other origins try to press the buttons, then the page's own one works.
 
 Set SNAPREPL_UPDATE_SCREENSHOT=1 to also write docs/replication-page.png (the README's screenshot).
 """
@@ -24,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -37,6 +40,7 @@ from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from tests.support.airflow_cluster import REPO, AirflowCluster
 from tests.support.browser import chromium
 from tests.support.databases import PG_ADMIN, RealDatabase
+from tests.support.other_origin import SENT_PER_ORIGIN, forgery_pages, serve
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -145,7 +149,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_d
         f"CREATE TABLE {published} (id int PRIMARY KEY, v varchar(40))",
         f"INSERT INTO {published} VALUES (1, 'a')",
     )
-    hidden = f"main.hidden_{uuid.uuid4().hex[:6]}@{DST}"
+    hidden = f"main.hidden/{uuid.uuid4().hex[:6]}%@{DST}"  # a quoted name: the route takes '/' and '%'
     home = tmp_path_factory.mktemp("page-airflow")
     passwords = {user: secrets.token_urlsafe(12) for user in ROLES}
     (home / "passwords.json").write_text(json.dumps(passwords))
@@ -231,13 +235,13 @@ def test_a_viewer_cannot_trigger(site: Site) -> None:
     dag_id = snapshot_dag_id(site.snapshot)
     [snapshot] = [s for s in site.overview("viewer")["snapshots"] if s["name"] == site.snapshot]
     assert snapshot["can_trigger"] is False
-    name = urllib.parse.quote(site.snapshot, safe="")
-    for complete in ("false", "true"):
+    for snapshot_name, complete in ((site.snapshot, "false"), (site.snapshot, "true"), (site.hidden, "true")):
+        name = urllib.parse.quote(snapshot_name, safe="")
         status, body = site.call(
             "POST", f"{PAGE}/api/snapshots/{name}/refresh?complete={complete}", site.token("viewer")
         )
-        assert status == 403, body
-    assert site.manual_runs(dag_id) == []
+        assert status == 403 and "may not trigger" in str(body), body  # the route found the snapshot
+    assert site.manual_runs(dag_id) == [] and site.manual_runs(snapshot_dag_id(site.hidden)) == []
 
 
 def test_the_ledger_pages_and_filters(site: Site) -> None:
@@ -261,8 +265,9 @@ def test_the_ledger_pages_and_filters(site: Site) -> None:
     assert site.call("GET", f"{PAGE}/api/conflicts?type=X", token)[0] == 422
 
 
-def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(site: Site, tmp_path: Path) -> None:
-    dag_id = snapshot_dag_id(site.snapshot)
+@pytest.fixture(scope="module")
+def admin_browser(site: Site) -> Iterator[Any]:
+    """Headless Chromium with the admin logged in through Airflow's own form (its session cookie)."""
     with chromium() as driver:
         wait = WebDriverWait(driver, 90)
         driver.get(f"{site.cluster.base_url}/auth/login?next=/plugin/replication")
@@ -270,29 +275,62 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(site: Site
         driver.find_element(By.NAME, "password").send_keys(site.passwords["admin"])
         driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         wait.until(lambda d: "/auth/login" not in d.current_url)
-        driver.get(f"{site.cluster.base_url}/plugin/replication")
-        # Airflow's UI, with the Replication entry in its navigation, embeds the page.
-        wait.until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
-        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "true")
+        yield driver
 
-        rows = driver.find_elements(By.CSS_SELECTOR, "#snapshots tbody tr[data-snapshot]")
-        assert sorted(r.get_attribute("data-snapshot") for r in rows) == sorted(
-            s.sn_name for s in site.catalog.snapshots()
-        )
-        [ledger] = [c for c in site.catalog.conflicts(site.item) if c["CF_ID"] == site.conflict_id]
-        row = driver.find_element(By.CSS_SELECTOR, f"#conflicts tr[data-conflict-id='{site.conflict_id}']")
-        incoming = row.find_element(By.CSS_SELECTOR, "[data-field=incoming]").text
-        current = row.find_element(By.CSS_SELECTOR, "[data-field=current]").text
-        assert 'v: "from-sub"' in incoming and json.loads(ledger["CF_INCOMING"])["row"]["v"] == "from-sub"
-        assert 'v: "from-pub"' in current and json.loads(ledger["CF_CURRENT"])["v"] == "from-pub"
-        assert row.find_element(By.CSS_SELECTOR, "[data-field=decision]").text == "publisher wins"
-        assert len(driver.find_elements(By.CSS_SELECTOR, ".charts .uplot")) == 3, "a chart is missing"
 
-        snapshot_row = driver.find_element(By.CSS_SELECTOR, f"#snapshots tr[data-snapshot='{site.snapshot}']")
-        snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]").click()
-        wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
-        driver.switch_to.default_content()
-        _screenshot(driver, tmp_path)
+def test_pages_of_other_origins_cannot_press_the_buttons(site: Site, admin_browser: Any) -> None:
+    """Another web app on the host (same site: the Lax cookie goes along) and another site (localhost
+    against 127.0.0.1) post forms and fetch calls with the admin's cookies: each is refused, once."""
+    driver, dag_id = admin_browser, snapshot_dag_id(site.snapshot)
+    runs, refusals = site.manual_runs(dag_id), _refusals(site)
+    target = f"{site.cluster.base_url}{PAGE}/api/snapshots/{urllib.parse.quote(site.snapshot, safe='')}/refresh"
+    answers = []
+    with serve(forgery_pages(f"{target}?complete=true")) as port:
+        for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+            driver.get(f"{origin}/fetch.html")
+            WebDriverWait(driver, 30).until(lambda d: d.title.startswith("done"))
+            for form in ("form.html", "text-form.html"):
+                driver.get(f"{origin}/{form}")  # it submits itself: the browser shows the api-server's answer
+                WebDriverWait(driver, 30).until(
+                    lambda d: d.current_url.startswith(target) and d.find_element(By.TAG_NAME, "body").text
+                )
+                answers.append(driver.find_element(By.TAG_NAME, "body").text)
+    assert site.manual_runs(dag_id) == runs, "a page of another origin triggered a run"
+    assert all("refused" in answer for answer in answers), answers
+    assert _refusals(site) - refusals == 2 * SENT_PER_ORIGIN, "each refused request logs one line"
+
+
+def _refusals(site: Site) -> int:
+    log = site.cluster.process_logs / "api-server.log"
+    return log.read_text(errors="replace").count("(cross-site request protection)")
+
+
+def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
+    site: Site, admin_browser: Any, tmp_path: Path
+) -> None:
+    dag_id, driver = snapshot_dag_id(site.snapshot), admin_browser
+    wait = WebDriverWait(driver, 90)
+    driver.get(f"{site.cluster.base_url}/plugin/replication")
+    # Airflow's UI, with the Replication entry in its navigation, embeds the page.
+    wait.until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "true")
+
+    rows = driver.find_elements(By.CSS_SELECTOR, "#snapshots tbody tr[data-snapshot]")
+    assert sorted(r.get_attribute("data-snapshot") for r in rows) == sorted(s.sn_name for s in site.catalog.snapshots())
+    [ledger] = [c for c in site.catalog.conflicts(site.item) if c["CF_ID"] == site.conflict_id]
+    row = driver.find_element(By.CSS_SELECTOR, f"#conflicts tr[data-conflict-id='{site.conflict_id}']")
+    incoming = row.find_element(By.CSS_SELECTOR, "[data-field=incoming]").text
+    current = row.find_element(By.CSS_SELECTOR, "[data-field=current]").text
+    assert 'v: "from-sub"' in incoming and json.loads(ledger["CF_INCOMING"])["row"]["v"] == "from-sub"
+    assert 'v: "from-pub"' in current and json.loads(ledger["CF_CURRENT"])["v"] == "from-pub"
+    assert row.find_element(By.CSS_SELECTOR, "[data-field=decision]").text == "publisher wins"
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".charts .uplot")) == 3, "a chart is missing"
+
+    snapshot_row = driver.find_element(By.CSS_SELECTOR, f"#snapshots tr[data-snapshot='{site.snapshot}']")
+    snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]").click()
+    wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
+    driver.switch_to.default_content()
+    _screenshot(driver, tmp_path)
 
     runs = site.manual_runs(dag_id)
     assert len(runs) == 1, runs

@@ -8,7 +8,11 @@ DAG they may read, and a trigger only on a DAG they may run.
 - ``GET /api/overview`` snapshots, logs, publications and subscriptions, conflict counts;
 - ``GET /api/conflicts`` one page of the conflict ledger (filters: item, type, decision);
 - ``GET /api/history`` the run history, per copy, for the charts;
-- ``POST /api/snapshots/{name}/refresh`` "Refresh now" (``complete=false``) or "Complete refresh".
+- ``POST /api/snapshots/{name}/refresh`` "Refresh now" (``complete=false``) or "Complete refresh";
+  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``.
+
+Every writing request (any method but GET/HEAD/OPTIONS, on any route) first passes
+:func:`~.csrf.forbid_cross_site`, a dependency of the whole app: no other site can press a button.
 """
 
 from __future__ import annotations
@@ -16,13 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from snaprepl.airflow.runs import INCREMENTAL, NONINCREMENTAL
 from snaprepl.airflow.ui import data
 from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
+from snaprepl.airflow.ui.csrf import forbid_cross_site
 from snaprepl.airflow.ui.trigger import trigger_dag
 from snaprepl.dag_names import snapshot_dag_id
 
@@ -36,10 +41,22 @@ STATIC_FILES = {
     "vendor/uPlot.iife.min.js": "text/javascript",
     "vendor/uPlot.min.css": "text/css",
 }
-#: Headers of every answer: the page runs inside Airflow's UI (same origin) and nowhere else.
-NO_CACHE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+#: Headers of every answer: the page runs inside Airflow's UI (same origin) and nowhere else (no other
+#: site may frame it and have the user click its buttons).
+NO_CACHE = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "frame-ancestors 'self'",
+    "X-Frame-Options": "SAMEORIGIN",
+}
 
-app = FastAPI(title="snaprepl Replication page", docs_url=None, redoc_url=None, openapi_url=None)
+app = FastAPI(
+    title="snaprepl Replication page",
+    docs_url=None,
+    redoc_url=None,
+    openapi_url=None,
+    dependencies=[Depends(forbid_cross_site)],
+)
 
 
 @app.get("/", response_class=HTMLResponse)
@@ -88,7 +105,7 @@ async def history(user: CurrentUser, days: int = Query(7, ge=1, le=366)) -> dict
     return await run_in_threadpool(lambda: data.history(readable_dag_ids(user), days))
 
 
-@app.post("/api/snapshots/{name}/refresh")
+@app.post("/api/snapshots/{name:path}/refresh")
 async def refresh(name: str, request: Request, user: CurrentUser, complete: bool = False) -> dict[str, Any]:
     """Trigger the snapshot's DAG: incremental ("Refresh now") or complete ("Complete refresh")."""
     dag_id = snapshot_dag_id(name)

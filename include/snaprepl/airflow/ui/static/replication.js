@@ -3,6 +3,9 @@
 "use strict";
 
 const PAGE = 20;
+// What the app's writing routes require (airflow/ui/csrf.py): a JSON body and this header, which no
+// form, <img> or no-CORS fetch of another site can send; the browser adds our own Origin.
+const WRITE_HEADERS = { "Content-Type": "application/json", "X-Snaprepl-Request": "1" };
 const state = { offset: 0, total: 0 };
 
 function el(tag, text, cls) {
@@ -65,7 +68,7 @@ async function trigger(snapshot, complete, button) {
   button.disabled = true;
   try {
     const run = await getJson(`api/snapshots/${encodeURIComponent(snapshot.name)}/refresh?complete=${complete}`,
-                              { method: "POST" });
+                              { method: "POST", headers: WRITE_HEADERS, body: "{}" });
     say(`Triggered ${run.dag_id}: run ${run.dag_run_id} (${run.state})`);
   } catch (err) {
     say(`Could not trigger ${snapshot.dag_id}: ${err.message}`, true);
