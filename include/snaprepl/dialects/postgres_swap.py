@@ -95,8 +95,10 @@ class PostgresTableSwap:
         target = self.qualified(schema, dest)
         # The carried-over statements hold the owner's texts (comments): the server keeps them and runs
         # them (the DO step), so no client-side quoting or placeholder syntax ever sees them.
+        # (An INSERT, not CREATE TABLE AS: only plannable statements take parameters on every driver.)
+        session.execute(f"CREATE TEMP TABLE {_CARRIED} (step int, statement text) ON COMMIT DROP")
         session.execute(
-            f"CREATE TEMP TABLE {_CARRIED} ON COMMIT DROP AS {_CARRY_OVER_SQL}",
+            f"INSERT INTO pg_temp.{_CARRIED} (step, statement) {_CARRY_OVER_SQL}",
             {"name": target, "staging": self.qualified(schema, staging)},
         )
         steps = [
