@@ -51,6 +51,10 @@ class NoPrimaryKey(SnapreplError):
     """A table has no primary key, so changes to it cannot be logged by key."""
 
 
+class UnloggableCascade(SnapreplError):
+    """A foreign-key cascade into a table that its log could not see (a cycle, another database)."""
+
+
 class SnapshotLogExists(SnapreplError):
     """A snapshot log is already registered (or its RLOG table is already there)."""
 

@@ -93,6 +93,7 @@ SYS_SNAPSHOT_LOG = Table(
     Column("SNL_PURGED_BEFORE", TIMESTAMP, comment="entries older than this may have been purged"),
     Column("SNL_LAST_PURGE_AT", TIMESTAMP),
     Column("SNL_CREATED_AT", TIMESTAMP, nullable=False),
+    Column("SNL_CASCADES", Text, comment="JSON: triggers on the tables that cascade into it, and the paths"),
 )
 
 SYS_SERVERS = Table(

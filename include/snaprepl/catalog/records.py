@@ -55,6 +55,8 @@ class LogRecord(Record):
     snl_created_at: datetime
     snl_purged_before: datetime | None = None
     snl_last_purge_at: datetime | None = None
+    #: JSON of :class:`snaprepl.dialects.cascades.CascadePlan` (where cascades fire no trigger).
+    snl_cascades: str | None = None
 
     @property
     def key_columns(self) -> list[str]:

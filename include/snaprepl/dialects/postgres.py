@@ -22,11 +22,12 @@ from snaprepl.dialects.connect import DriverOptions, checked_database, checked_h
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
+from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, Dialect):
+class PostgresDialect(PostgresTableSwap, PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, Dialect):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63
@@ -265,43 +266,6 @@ END"""
         constraint = self.quote(self.shorten(f"{table}_pkey"))
         columns = ", ".join(self.quote(k) for k in key)
         return f"ALTER TABLE {self.qualified(schema, table)} ADD CONSTRAINT {constraint} PRIMARY KEY ({columns})"
-
-    def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
-        rows = session.query(
-            """
-            WITH t AS (SELECT to_regclass(:name) AS oid)
-            SELECT NOT (
-                EXISTS (SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid, t
-                         WHERE d.refobjid = t.oid AND r.ev_class <> t.oid)
-             OR EXISTS (SELECT 1 FROM pg_constraint c, t
-                         WHERE c.contype = 'f' AND (c.conrelid = t.oid OR c.confrelid = t.oid))
-             OR EXISTS (SELECT 1 FROM pg_trigger g, t WHERE g.tgrelid = t.oid AND NOT g.tgisinternal)
-             OR EXISTS (SELECT 1 FROM pg_index i, t WHERE i.indrelid = t.oid AND NOT i.indisprimary)
-             OR EXISTS (SELECT 1 FROM pg_policy p, t WHERE p.polrelid = t.oid)
-             OR EXISTS (SELECT 1 FROM pg_class c, t WHERE c.oid = t.oid AND c.relacl IS NOT NULL)
-             OR EXISTS (SELECT 1 FROM pg_inherits h, t WHERE h.inhparent = t.oid OR h.inhrelid = t.oid)
-            )
-            """,
-            {"name": self.qualified(schema, table)},
-        )
-        return bool(rows[0][0])
-
-    def swap_table_steps(self, session: SqlSession, schema: str, dest: str, staging: str) -> list[str]:
-        steps = [
-            f"DROP TABLE {self.qualified(schema, dest)}",
-            f"ALTER TABLE {self.qualified(schema, staging)} RENAME TO {self.quote(dest)}",
-        ]
-        constraint = session.query(
-            "SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(:name) AND contype = 'p'",
-            {"name": self.qualified(schema, dest)},
-        )
-        staged_key = self.shorten(f"{staging}_pkey")
-        if constraint and constraint[0][0] != staged_key:
-            steps.append(
-                f"ALTER TABLE {self.qualified(schema, dest)} RENAME CONSTRAINT {self.quote(staged_key)} "
-                f"TO {self.quote(constraint[0][0])}"
-            )
-        return steps
 
     def describe_query(self, session: SqlSession, sql: str) -> list[Column]:
         probe = f"snaprepl_probe_{uuid.uuid4().hex[:12]}"

@@ -56,6 +56,17 @@ class RowReplacement:
 
         def qualified(self, schema: str | None, table: str) -> str: ...
 
+        def create_table_sql(
+            self, schema: str | None, table: str, columns: Sequence[Column], key: Sequence[str]
+        ) -> str: ...
+
+    def create_staging_sql(
+        self, schema: str, staging: str, dest: str, columns: Sequence[Column], key: Sequence[str], *, swap: bool
+    ) -> str:
+        """The staging table of a complete refresh of ``dest``; ``swap`` when it will replace ``dest``
+        (:meth:`swap_table_steps`), which must then carry over what the destination's owner defined."""
+        return self.create_table_sql(schema, staging, columns, key)
+
     def is_plain_table(self, session: SqlSession, schema: str, table: str) -> bool:
         """Whether nothing but data would be lost by replacing the table with another of the same shape
         (no views on it, foreign keys into or out of it, triggers, extra indexes, grants or policies)."""
@@ -182,6 +193,15 @@ class MySqlRowReplacement(RowReplacement):
     def differs_sql(self, left: str, right: str, column: Column) -> str:
         # BINARY: a case-insensitive or PAD SPACE collation would call 'a' and 'A ' equal.
         return f"NOT (BINARY {left} <=> BINARY {right})"
+
+    def create_staging_sql(
+        self, schema: str, staging: str, dest: str, columns: Sequence[Column], key: Sequence[str], *, swap: bool
+    ) -> str:
+        if not swap:
+            return super().create_staging_sql(schema, staging, dest, columns, key, swap=swap)
+        # LIKE copies what a swap would otherwise lose: CHECK constraints, defaults, comments, table
+        # options (the key too; never foreign keys or triggers, which rule a swap out anyway).
+        return f"CREATE TABLE {self.qualified(schema, staging)} LIKE {self.qualified(schema, dest)}"
 
     def delete_missing_sql(self, target: str, source: str, key: Sequence[str]) -> str:
         return (

@@ -22,6 +22,7 @@ from snaprepl.errors import (
 )
 from snaprepl.lookup import dialect_of, executable_database
 from snaprepl.names import Ident, ResolvedTable, TableRef
+from snaprepl.ops.log_cascades import refuse_cascaded_publication
 from snaprepl.ops.snapshot_logs import run_ddl
 
 TABLE_TYPE = 2
@@ -108,9 +109,10 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
     catalog.ensure_ready()
     database = executable_database(item.conn_id)
     dialect = database.dialect
-    server = register_server(item.conn_id, catalog=catalog).name
     with database.session() as session:
         info = database.describe(session, item)
+        refuse_cascaded_publication(dialect, session, info)
+    server = register_server(item.conn_id, catalog=catalog).name
     if not info.primary_key:
         raise NoPrimaryKey(
             f"table {info.table} has no primary key",

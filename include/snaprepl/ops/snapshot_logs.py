@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from snaprepl.catalog.records import LogRecord, SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.dialects import DdlStep, Dialect, LogObjects, TableInfo
+from snaprepl.dialects.cascades import CascadePlan
 from snaprepl.errors import (
     DdlFailed,
     NoPrimaryKey,
@@ -21,6 +22,7 @@ from snaprepl.errors import (
 )
 from snaprepl.lookup import executable_database, find_log
 from snaprepl.names import ResolvedTable, TableRef
+from snaprepl.ops.log_cascades import drop_cascades, plan_cascades
 from snaprepl.ops.purge import publisher_log_cutoff
 from snaprepl.ops.readonly import first_line
 from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
@@ -37,9 +39,11 @@ class CreatedLog:
 
     def __str__(self) -> str:
         objects = self.record.objects
+        cascades = CascadePlan.from_json(self.record.snl_cascades).triggers
+        also = f"; for foreign-key cascades {', '.join(f'{t.name} on {t.table}' for t in cascades)}" if cascades else ""
         return (
             f"snapshot log created for {self.record.snl_source}: table {objects.rlog}, "
-            f"triggers {', '.join(objects.triggers)}"
+            f"triggers {', '.join(objects.triggers)}{also}"
         )
 
 
@@ -166,12 +170,15 @@ def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
                 "but is not a registered snapshot log",
                 "drop or rename that table, then create the log",
             )
-    record = _log_record(info, objects, dialect, kind="snapshot")
-    run_ddl(database, dialect.create_log_ddl(info, objects), f"the snapshot log of {info.table}")
+        # Triggers on the tables whose foreign-key cascades fire none on this one (InnoDB's).
+        cascades = plan_cascades(dialect, session, info, objects)
+    record = replace(_log_record(info, objects, dialect, kind="snapshot"), snl_cascades=cascades.to_json())
+    run_ddl(database, [*dialect.create_log_ddl(info, objects), *cascades.steps], f"the snapshot log of {info.table}")
     try:
         catalog.add_log(record, SnapshotLogExists(f"a snapshot log for {info.table} was created concurrently"))
     except BaseException:
         _drop_objects(database, info.table.schema, info.table.table, objects, info)
+        drop_cascades(database, record.snl_cascades)
         raise
     return CreatedLog(record)
 
@@ -211,7 +218,8 @@ def _drop_objects(
 
 
 def drop_snapshot_log(source: TableRef, *, catalog: Catalog) -> DroppedLog:
-    """``DROP SNAPSHOT LOG FOR source``: drop the three triggers and RLOG, and unregister.
+    """``DROP SNAPSHOT LOG FOR source``: drop the three triggers, RLOG and the log's cascade triggers
+    on other tables, and unregister.
 
     Works when the source table is already gone (its triggers went with it).
 
@@ -232,6 +240,7 @@ def drop_snapshot_log(source: TableRef, *, catalog: Catalog) -> DroppedLog:
         )
     database = executable_database(record.snl_conn)
     existed = _drop_objects(database, record.snl_schema, record.snl_table, record.objects)
+    drop_cascades(database, record.snl_cascades)
     catalog.delete_log(record.snl_source)
     return DroppedLog(record.snl_source, existed)
 

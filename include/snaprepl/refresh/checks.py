@@ -7,6 +7,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.errors import TableNotFound
 from snaprepl.lineage import sources_of
+from snaprepl.refresh.cascade_check import check_cascades
 
 
 def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> None:
@@ -34,3 +35,6 @@ def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> None:
                     "restore the table, or drop the snapshot"
                     + (f" and then its log (DROP SNAPSHOT LOG FOR {snapshot.sn_source_table})" if log else ""),
                 )
+        log = catalog.log(snapshot.sn_source_table) if snapshot.sn_source_table else None
+        if log is not None and snapshot.incremental:
+            check_cascades(dialect, session, log, snapshot.sn_name)

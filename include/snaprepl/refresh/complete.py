@@ -64,7 +64,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
     staging_columns = [Column(c.name, c.type_sql, c.nullable) for c in dest_info.columns]
     with ends.dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, staging))
-        session.execute(dest.create_table_sql(schema, staging, staging_columns, key_in_ddl))
+        session.execute(dest.create_staging_sql(schema, staging, table, staging_columns, key_in_ddl, swap=swap))
     _record_start(catalog, request, snapshot, staging, high_water_mark)
     try:
         copied, copied_by = _copy(spark, request, ends, source_columns, staging, staging_columns, key)
