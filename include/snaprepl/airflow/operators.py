@@ -155,8 +155,8 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         found = backfill_id(context)
         if found is None:
             self.log.warning(
-                "this backfill run does not name its backfill (is plugins/snaprepl_plugin.py in Airflow's plugins "
-                "folder?): it refreshes completely, as every run of this backfill will"
+                "this backfill run does not name its backfill (is snaprepl installed where the scheduler runs? its "
+                "plugin's listener names them): it refreshes completely, as every run of this backfill will"
             )
         return found
 
