@@ -26,7 +26,7 @@ from typing import Any
 from snaprepl import timeouts
 from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
-from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
+from snaprepl.errors import ConnectionNotFound, ConnectServerDown, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
 from snaprepl.progress import PROGRESS_FILE, PROGRESS_FILE_ENV, bar_while
 from snaprepl.settings import Settings
@@ -272,7 +272,7 @@ def prepare(
         url = connect.connection_url(settings.spark_conn_id)
         try:
             connect.session_for(url, settings.spark_conn_id)
-        except connect.ConnectServerDown as err:
+        except ConnectServerDown as err:
             if not settings.connect_fallback:
                 raise
             log.warning("%s: falling back to spark-submit ([snaprepl] connect_fallback)", err.message)
