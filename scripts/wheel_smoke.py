@@ -9,6 +9,7 @@ Airflow's configuration takes from the provider entry point.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sqlite3
 import subprocess
@@ -44,6 +45,8 @@ def installed_copy() -> None:
 
     where = Path(snaprepl.__file__).resolve()
     check(f"snaprepl imported from {where.parent}", "site-packages" in where.parts)
+    undeclared = [name for name in ("pytest", "ruff", "wsgidav", "selenium") if importlib.util.find_spec(name)]
+    check("only declared distributions importable (no development tools)", undeclared == [])
 
 
 def statements() -> None:
