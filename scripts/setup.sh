@@ -95,6 +95,11 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   echo "$want" > "$stamp"
 fi
 
+# An in-place build (the editable install above, `pip wheel .`) leaves include/snaprepl.egg-info, and
+# include/ is on sys.path: Airflow would see the package twice and load its plugin entry point twice
+# (the second as a plugin import error). The editable install's own metadata is in the venv.
+rm -rf "$SNAPREPL_ROOT/include/snaprepl.egg-info"
+
 # Spark's launcher scripts look for python3 on PATH and SPARK_HOME; point both at the venv.
 export PATH="$VENV/bin:$PATH"
 SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"

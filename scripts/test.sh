@@ -17,5 +17,8 @@ echo "== mypy (strict, the files of [tool.mypy] in pyproject.toml)"
 echo "== import contracts ([tool.importlinter] in pyproject.toml)"
 "$VENV/bin/lint-imports" --no-cache
 
+echo "== the wheel, installed with only what it declares into a scratch venv (scripts/wheel_smoke.sh)"
+VENV="$VENV" bash scripts/wheel_smoke.sh
+
 echo "== pytest (two workers: pytest-xdist, each module on one worker, Airflow deployments on the same one)"
 exec "$VENV/bin/python" -m pytest -n 2 --dist loadgroup "$@"

@@ -1,6 +1,8 @@
 """snaprepl's own exception types.
 
 Every error says what is wrong and what to do about it; the CLI prints ``str(error)`` as one line.
+Its class says whether doing the same again later can succeed (``retryable``): Airflow tasks retry
+those and fail the others at once (see :mod:`snaprepl.airflow.operators`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ class SnapreplError(Exception):
 
     :param message: what is wrong.
     :param hint: what the user can do about it (appended after a colon-free separator).
+
+    ``retryable``: whether the same work can succeed later unchanged (a transient failure: a lock,
+    a lease, a database or server out of reach). Subclasses say so; an instance may override it
+    (a job's unexpected failure is reported as retryable, whatever its class).
     """
+
+    retryable: bool = False
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         self.message = message
@@ -41,6 +49,8 @@ class UnsupportedConnection(SnapreplError):
 
 class DatabaseUnreachable(SnapreplError):
     """A database refused or dropped the connection."""
+
+    retryable = True
 
 
 class TableNotFound(SnapreplError):
@@ -86,6 +96,8 @@ class CompleteRefreshRequired(SnapreplError):
 class CatalogUnavailable(SnapreplError):
     """The SYS_* catalog cannot be reached or is not migrated."""
 
+    retryable = True
+
 
 class UnknownFunction(SnapreplError):
     """A function called in a statement is not one snaprepl knows."""
@@ -102,15 +114,21 @@ class DdlFailed(SnapreplError):
 class SnapshotBusy(SnapreplError):
     """Another refresh of the snapshot is running."""
 
+    retryable = True
+
 
 class LeaseLost(SnapreplError):
     """A run's lease was taken over by another run (this one was thought dead): it must commit nothing more."""
+
+    retryable = True
 
 
 class LockTimeout(SnapreplError):
     """A statement gave up waiting for a lock another session holds (``lock_timeout_seconds``).
 
     Retryable: the same work later usually succeeds, so Airflow tasks retry it."""
+
+    retryable = True
 
 
 class RefreshFailed(SnapreplError):
@@ -121,8 +139,30 @@ class ReplicationError(SnapreplError):
     """A bi-directional replication step failed."""
 
 
+class CollectionError(ReplicationError):
+    """A collection could not be reached, read or written."""
+
+    retryable = True
+
+
+class ResourceLockedError(CollectionError):
+    """A resource is locked (WebDAV LOCK) on the side to be written: it waits for the next sync.
+
+    ``server`` is the replication name of that side."""
+
+    retryable = True
+    server: str | None = None
+
+
+class ConnectServerDown(SnapreplError):
+    """The Spark Connect server of the Spark connection does not answer."""
+
+    retryable = True
+
+
 def error_class(name: str, fallback: type[SnapreplError]) -> type[SnapreplError]:
     """The snaprepl error class called ``name`` (how a Spark job reports its error to the submitter),
-    else ``fallback``."""
+    else ``fallback``. Every error class lives in this module, so the submitter finds each one without
+    importing the job's code (tests/unit/test_errors.py keeps it so)."""
     cls = globals().get(name)
     return cls if isinstance(cls, type) and issubclass(cls, SnapreplError) else fallback

@@ -7,7 +7,7 @@ backfill run of a ``snaprepl_*`` DAG, this listener copies the run's ``backfill_
 complete refresh in the catalog under that id (:mod:`snaprepl.catalog.backfills`).
 
 It runs inside the scheduler, in its session: it only changes the run's conf, which the scheduler
-commits with the run's new state. It is registered by ``plugins/snaprepl_plugin.py``.
+commits with the run's new state. The plugin registers it (the package's ``airflow.plugins`` entry point).
 """
 
 from __future__ import annotations

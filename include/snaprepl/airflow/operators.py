@@ -8,11 +8,12 @@ of failing; a backfill refreshes completely once (see :mod:`snaprepl.catalog.bac
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Context
@@ -25,7 +26,7 @@ from snaprepl.catalog import backfills
 from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.run_lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotNotFound
+from snaprepl.errors import SnapreplError, SnapshotBusy, SnapshotNotFound
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.refresh.stale import drop_staging_tables
 from snaprepl.settings import Settings
@@ -35,10 +36,37 @@ from snaprepl.submit.refresh import prepare_refresh
 from snaprepl.submit.submission import Submission, error_from_result, spark_binary
 from snaprepl.submit.sync import prepare_sync, rows_per_commit_of
 
+T = TypeVar("T")
+
 #: Exceptions that end a task without a failed run: rescheduled behind a busy lease.
 NO_FAILURE = (AirflowRescheduleException,)
 
 __all__ = ["MODES", "NONINCREMENTAL", "ReplicationSyncOperator", "SnapshotRefreshOperator", "resolve_mode"]
+
+
+def task_failure(error: SnapreplError) -> BaseException:
+    """What a task raises for ``error``: the error itself when its class (or the job) says a retry may
+    succeed, so Airflow retries it and the log names its class; else an ``AirflowFailException``
+    naming it, which fails the task without spending its retries."""
+    if error.retryable:
+        return error
+    return AirflowFailException(f"{type(error).__name__}: {error}")
+
+
+def failing_fast(execute: Callable[[Any, Context], T]) -> Callable[[Any, Context], T]:
+    """Wrap an operator's ``execute``: a snaprepl error becomes :func:`task_failure`'s exception."""
+
+    @functools.wraps(execute)
+    def run(self: Any, context: Context) -> T:
+        try:
+            return execute(self, context)
+        except SnapreplError as err:
+            failure = task_failure(err)
+            if failure is err:
+                raise
+            raise failure from err
+
+    return run
 
 
 def lease_busy(catalog: Catalog, name: str) -> str | None:
@@ -107,9 +135,7 @@ class SnapreplSparkOperator(SparkSubmitOperator):
             error = error_from_result(result, failure)
             if isinstance(error, SnapshotBusy):  # another run took the lease first: wait, do not fail
                 self._reschedule(settings, str(error))
-            if isinstance(error, CompleteRefreshRequired | SnapshotNotFound | InvalidArgument):
-                raise AirflowFailException(str(error))  # retrying cannot help
-            raise RuntimeError(str(error))
+            raise error
         return result
 
     def on_kill(self) -> None:
@@ -129,8 +155,8 @@ class SnapreplSparkOperator(SparkSubmitOperator):
         found = backfill_id(context)
         if found is None:
             self.log.warning(
-                "this backfill run does not name its backfill (is plugins/snaprepl_plugin.py in Airflow's plugins "
-                "folder?): it refreshes completely, as every run of this backfill will"
+                "this backfill run does not name its backfill (is snaprepl installed where the scheduler runs? its "
+                "plugin's listener names them): it refreshes completely, as every run of this backfill will"
             )
         return found
 
@@ -156,6 +182,7 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
         self.snapshot = snapshot
         self.mode = mode
 
+    @failing_fast
     def execute(self, context: Context) -> dict[str, Any]:
         settings = Settings.load()
         mode, fallback = resolve_mode(self.mode, context)
@@ -249,6 +276,7 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         self.action = action
         self.server = server
 
+    @failing_fast
     def execute(self, context: Context) -> list[dict[str, Any]]:
         if not runs_step(self.action, context):
             raise AirflowSkipException(f"this run's direction is {context['params'].get('direction')!r}")

@@ -26,7 +26,8 @@ from typing import IO
 
 from snaprepl.catalog.dav_waiting import WaitingResource
 from snaprepl.catalog.store import Catalog
-from snaprepl.collections.stores import BACKUP, Fingerprint, ResourceLockedError, Store
+from snaprepl.collections.stores import BACKUP, Fingerprint, Store
+from snaprepl.errors import ResourceLockedError
 
 LOCKED = f"{BACKUP}/.locked"
 Opened = AbstractContextManager[IO[bytes]]

@@ -26,10 +26,10 @@ from typing import Any, Protocol
 
 from snaprepl.catalog.manifests import ManifestEntry
 from snaprepl.catalog.store import Catalog
-from snaprepl.collections.stores import CollectionError, ResourceLockedError, Store
+from snaprepl.collections.stores import Store
 from snaprepl.connections import ConnectionInfo
 from snaprepl.db import create_engine
-from snaprepl.errors import SnapreplError, error_class
+from snaprepl.errors import CollectionError, ResourceLockedError, SnapreplError, error_class
 from snaprepl.spark.errors import root_cause
 from snaprepl.spark.session import session_of
 

@@ -18,23 +18,11 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from snaprepl.connections import ConnectionInfo, get_connection
-from snaprepl.errors import InvalidArgument, ReplicationError, UnsupportedConnection
+from snaprepl.errors import CollectionError, InvalidArgument, ResourceLockedError, UnsupportedConnection
 
 BACKUP = "_SYS_REPL_BACKUP"
 WEBDAV_TYPES = {"webdav", "http", "https"}
 CHUNK = 1024 * 1024
-
-
-class CollectionError(ReplicationError):
-    """A collection could not be reached, read or written."""
-
-
-class ResourceLockedError(CollectionError):
-    """A resource is locked (WebDAV LOCK) on the side to be written: it waits for the next sync.
-
-    ``server`` is the replication name of that side."""
-
-    server: str | None = None
 
 
 def _locked(err: BaseException) -> bool:

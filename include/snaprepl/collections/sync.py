@@ -29,7 +29,8 @@ from snaprepl.collections import resolve
 from snaprepl.collections.locks import LockWaits
 from snaprepl.collections.scan import scan
 from snaprepl.collections.spark_copy import RemoteCopies
-from snaprepl.collections.stores import Fingerprint, ResourceLockedError, Store, same_body
+from snaprepl.collections.stores import Fingerprint, Store, same_body
+from snaprepl.errors import ResourceLockedError
 
 log = logging.getLogger("snaprepl.collections")
 

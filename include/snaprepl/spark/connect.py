@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlparse, urlunparse
 
 from snaprepl.connections import ConnectionInfo, get_connection, handed
-from snaprepl.errors import SnapreplError
+from snaprepl.errors import ConnectServerDown, SnapreplError
 from snaprepl.spark.entrypoint import RESULT_SINK
 from snaprepl.spark.session import SPARK_CONF, remote
 
@@ -43,10 +43,6 @@ _GONE = ("SESSION_CLOSED", "SESSION_CHANGED", "SESSION_NOT_FOUND")
 
 _SESSIONS: dict[str, Any] = {}
 _SLOTS: dict[str, tuple[int, Path]] = {}
-
-
-class ConnectServerDown(SnapreplError):
-    """The Spark Connect server of the Spark connection does not answer."""
 
 
 def state_dir() -> Path:

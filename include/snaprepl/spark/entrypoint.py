@@ -98,9 +98,10 @@ class JobRun:
                     traceback.print_exception(err)
                 else:
                     log.warning("the job failed", exc_info=err)
-                write_result(
-                    {"ok": False, "error": {"type": self._failure.__name__, "message": root_cause(err), "hint": None}}
-                )
+                # Not one of snaprepl's own errors: nothing says doing it again is pointless (a lost
+                # executor, a dropped connection), so the submitter may retry it.
+                failure = {"type": self._failure.__name__, "message": root_cause(err), "hint": None, "retryable": True}
+                write_result({"ok": False, "error": failure})
                 return True
             return False  # KeyboardInterrupt, SystemExit: on their way out
         finally:

@@ -26,7 +26,7 @@ from typing import Any
 from snaprepl import timeouts
 from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
-from snaprepl.errors import ConnectionNotFound, RefreshFailed, SnapreplError, error_class
+from snaprepl.errors import ConnectionNotFound, ConnectServerDown, RefreshFailed, SnapreplError, error_class
 from snaprepl.jars import jdbc_jars
 from snaprepl.progress import PROGRESS_FILE, PROGRESS_FILE_ENV, bar_while
 from snaprepl.settings import Settings
@@ -272,7 +272,7 @@ def prepare(
         url = connect.connection_url(settings.spark_conn_id)
         try:
             connect.session_for(url, settings.spark_conn_id)
-        except connect.ConnectServerDown as err:
+        except ConnectServerDown as err:
             if not settings.connect_fallback:
                 raise
             log.warning("%s: falling back to spark-submit ([snaprepl] connect_fallback)", err.message)
@@ -354,15 +354,19 @@ def error_from_result(
     if result and not result.get("ok") and result.get("error"):
         error = result["error"]
         cls = error_class(str(error.get("type")), fallback=RefreshFailed)
-        return cls(error.get("message") or "the job failed", error.get("hint"))
+        reported = cls(error.get("message") or "the job failed", error.get("hint"))
+        reported.retryable = bool(error.get("retryable", cls.retryable))  # the job's unexpected failure: True
+        return reported
     detail = (str(failure).strip().splitlines() or [""])[0] if failure else "it gave no result"
     if detail.startswith("Cannot execute:"):  # the hook's message holds the whole command line: keep its exit code
         code = detail.rpartition("Error code is:")[2].strip(" .")
         detail = f"spark-submit exited with code {code}" if code else "spark-submit failed"
-    return RefreshFailed(
+    ended = RefreshFailed(
         f"the Spark job {job + ' ' if job else ''}ended without a result: {detail}",
         "its output is in the task log, or shown by running the statement with `snaprepl sql -v`",
     )
+    ended.retryable = True  # a crashed spark-submit or driver: another attempt may well succeed
+    return ended
 
 
 def run_submission(submission: Submission) -> dict[str, Any]:

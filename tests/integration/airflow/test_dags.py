@@ -183,3 +183,26 @@ def test_a_name_whose_dag_id_another_snapshot_has_is_refused_at_creation(
         assert not sqlite_db.table_exists("dag-copy"), "nothing was created"
     finally:
         catalog.delete_snapshot(taken)
+
+
+def test_a_refresh_that_cannot_succeed_fails_its_task_without_a_retry(pg_db, sqlite_db, catalog, settings, refresher):
+    """The job's error crosses the process boundary by class name; a non-retryable class becomes an
+    AirflowFailException naming it, which Airflow fails at once instead of spending the task's retries."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    pg_db.run("CREATE TABLE dag_doomed (id int PRIMARY KEY, v text)", "INSERT INTO dag_doomed VALUES (1, 'a')")
+    run_script(
+        f"CREATE SNAPSHOT LOG FOR dag_doomed@{pg_db.conn_id};"
+        f"CREATE SNAPSHOT dag_doomed_copy@{sqlite_db.conn_id} FROM dag_doomed@{pg_db.conn_id}",
+        catalog=catalog,
+        settings=settings,
+        refresher=refresher,
+    )
+    pg_db.run("DROP TABLE dag_doomed CASCADE")
+    task = SnapshotRefreshOperator(task_id="doomed", snapshot=f"main.dag_doomed_copy@{sqlite_db.conn_id}", retries=2)
+    context = {"dag_run": SimpleNamespace(run_type=DagRunType.MANUAL, conf={}), "params": {"mode": "nonincremental"}}
+
+    with pytest.raises(AirflowFailException) as failed:
+        task.execute(context)
+
+    assert str(failed.value).startswith("TableNotFound: source table public.dag_doomed@"), failed.value
