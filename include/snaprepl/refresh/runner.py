@@ -19,6 +19,9 @@ from snaprepl.refresh.incremental import refresh_incremental
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import root_cause
 
+#: A run's row counts before it succeeds (and after it failed): unknown.
+_NO_COUNTS: dict[str, Any] = {"sn_last_rows_copied": None, "sn_last_rows_upserted": None, "sn_last_rows_deleted": None}
+
 
 def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> RefreshOutcome:
     """Refresh one snapshot as ``request`` says, holding its lock; record the outcome in the catalog.
@@ -32,7 +35,9 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
     started, started_at = time.monotonic(), utcnow()
     with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
         kind = INCREMENTAL if request.mode == INCREMENTAL and snapshot.incremental else COMPLETE
-        catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
+        # This run's counts replace the last run's only when it succeeds: until then (and if it fails
+        # or dies) the snapshot shows none, never another run's.
+        catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind, **_NO_COUNTS)
         ends = Endpoints.of(snapshot)
         try:
             check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
@@ -45,6 +50,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
                 sn_last_error=(str(failure) or type(failure).__name__)[:4000],
                 sn_last_refresh_at=utcnow(),
                 sn_last_duration_s=time.monotonic() - started,
+                **_NO_COUNTS,
             )
             run_history.record_refresh(
                 catalog, snapshot.sn_name, kind, started_at, "failed", rh_error=run_history.clean_error(failure)
