@@ -13,6 +13,10 @@ class SnapreplError(Exception):
     :param hint: what the user can do about it (appended after a colon-free separator).
     """
 
+    #: Whether the same work later usually succeeds (a lost connection, a lock wait): Airflow's task
+    #: retries are for these; the others need a change first.
+    transient = False
+
     def __init__(self, message: str, hint: str | None = None) -> None:
         self.message = message
         self.hint = hint
@@ -40,7 +44,16 @@ class UnsupportedConnection(SnapreplError):
 
 
 class DatabaseUnreachable(SnapreplError):
-    """A database refused or dropped the connection."""
+    """A database refused or dropped the connection.
+
+    Retryable: the same work later usually succeeds, so Airflow tasks retry it."""
+
+    transient = True
+
+
+class ConnectionLost(DatabaseUnreachable):
+    """A connection (to a source, destination, subscriber, publisher or the catalog) was lost in the
+    middle of a run: the server died or cut it. Retryable, as :class:`DatabaseUnreachable`."""
 
 
 class TableNotFound(SnapreplError):
@@ -83,6 +96,10 @@ class CatalogUnavailable(SnapreplError):
     """The SYS_* catalog cannot be reached or is not migrated."""
 
 
+class CatalogConnectionLost(CatalogUnavailable, ConnectionLost):
+    """The catalog's database went away in the middle of a run (retryable)."""
+
+
 class UnknownFunction(SnapreplError):
     """A function called in a statement is not one snaprepl knows."""
 
@@ -107,6 +124,8 @@ class LockTimeout(SnapreplError):
     """A statement gave up waiting for a lock another session holds (``lock_timeout_seconds``).
 
     Retryable: the same work later usually succeeds, so Airflow tasks retry it."""
+
+    transient = True
 
 
 class RefreshFailed(SnapreplError):
