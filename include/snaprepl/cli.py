@@ -18,6 +18,7 @@ from typing import NoReturn
 from snaprepl.airflow_config import when_airflow_loads
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
+from snaprepl.terminal import visible
 
 STATEMENTS_HELP = """\
 statements (case-insensitive, ';'-separated; names are [schema.]table[@conn_id]):
@@ -169,7 +170,7 @@ def _sql(args: argparse.Namespace) -> None:
         raise SnapreplError("nothing to run: no statement was given", "write statements, e.g. `snaprepl sql --help`")
     for result in run_script(text, settings=Settings.load()):
         if result is not None:
-            print(result)
+            print("\n".join(visible(line) for line in str(result).splitlines()))
 
 
 def _status(args: argparse.Namespace) -> None:
@@ -270,7 +271,31 @@ def _configure_logging(verbose: bool) -> None:
     given = os.environ.get("AIRFLOW__LOGGING__NAMESPACE_LEVELS", "")
     os.environ["AIRFLOW__LOGGING__NAMESPACE_LEVELS"] = f"{given},{quiet}" if given else quiet
     logging.basicConfig(level=logging.WARNING, format="snaprepl: %(levelname)s: %(message)s")
+    _visible_logging()
     when_airflow_loads(_airflow_logging_to_stderr)
+
+
+class _VisibleFormatter(logging.Formatter):
+    """A handler's own formatting, with the control characters of each line made visible (log lines
+    quote names and database errors)."""
+
+    def __init__(self, inner: logging.Formatter | None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(visible(line) for line in self.inner.format(record).splitlines())
+
+
+def _visible_logging() -> None:
+    for handler in logging.getLogger().handlers:
+        if not isinstance(handler.formatter, _VisibleFormatter):
+            handler.setFormatter(_VisibleFormatter(handler.formatter))
+
+
+def _error_line(text: str) -> None:
+    """The command's one error line on stderr, with its control characters made visible."""
+    print(f"snaprepl: error: {visible(text)}", file=sys.stderr)
 
 
 def _airflow_logging_to_stderr() -> None:
@@ -279,6 +304,7 @@ def _airflow_logging_to_stderr() -> None:
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout:
             handler.setStream(sys.stderr)
+    _visible_logging()
     # Airflow warns once about any short value in a connection's extra (e.g. a qualifier): not news here.
     logging.getLogger("airflow._shared.secrets_masker.secrets_masker").setLevel(logging.ERROR)
 
@@ -290,10 +316,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         COMMANDS[args.command](args)  # argparse only accepts these commands
         return 0
     except SnapreplError as err:
-        print(f"snaprepl: error: {err}", file=sys.stderr)
+        _error_line(str(err))
         return 1
     except KeyboardInterrupt:
-        print("snaprepl: error: interrupted", file=sys.stderr)
+        _error_line("interrupted")
         return 130
     except BrokenPipeError:
         # The reader went away (``snaprepl ddl ... | head``): stop quietly, as Unix tools do, and keep
@@ -304,10 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SNAPREPL_DEBUG"):
             raise
         text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        print(
-            f"snaprepl: error: unexpected {type(err).__name__}: {text} (set SNAPREPL_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
+        _error_line(f"unexpected {type(err).__name__}: {text} (set SNAPREPL_DEBUG=1 for the traceback)")
         return 1
 
 

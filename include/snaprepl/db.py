@@ -22,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from snaprepl import timeouts
 from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.db_errors import connection_lost, is_connection_lost
 from snaprepl.dialects import Dialect, TableInfo
 from snaprepl.dialects.connect import tls_hint
 from snaprepl.errors import DatabaseUnreachable, InvalidName
@@ -130,8 +131,10 @@ class Database:
     :param conn: the connection (with its secrets).
     """
 
-    def __init__(self, conn: ConnectionInfo) -> None:
+    def __init__(self, conn: ConnectionInfo, *, role: str | None = None) -> None:
         self.conn = conn
+        #: What this database is to the run ("source", "destination", "subscriber x", ...), for messages.
+        self.role = role
         self.dialect = conn.dialect
         self._engine: sa.Engine | None = None
         self._lock = threading.Lock()
@@ -154,6 +157,18 @@ class Database:
         else:
             where = f"{self.conn.host or '127.0.0.1'}:{self.conn.port or ''}/{self.conn.schema or ''}"
         return f"connection '{self.conn.conn_id}' ({self.dialect.name} at {where})"
+
+    def describe_role(self) -> str:
+        """This database for messages about it: its role, its connection and where it is."""
+        return f"the {self.role}, {self.describe_target()}" if self.role else self.describe_target()
+
+    def answers(self) -> bool:
+        """Whether a session on this database opens now (after a lost connection: is the server back?)."""
+        try:
+            with self.session():
+                return True
+        except Exception:
+            return False
 
     def engine(self) -> sa.Engine:
         with self._lock:
@@ -181,9 +196,7 @@ class Database:
             connection = self.engine().connect()
         except (OperationalError, DBAPIError) as err:
             reason = _first_line(err.orig or err)
-            raise DatabaseUnreachable(
-                f"cannot connect to {self.describe_target()}: {reason}", tls_hint(reason)
-            ) from None
+            raise DatabaseUnreachable(f"cannot connect to {self.describe_role()}: {reason}", tls_hint(reason)) from None
         try:
             with connection.begin():
                 session = _SqlAlchemySession(connection, self.dialect)
@@ -193,9 +206,11 @@ class Database:
             waited = timeouts.lock_timeout(
                 self.dialect, err.orig, err.statement, self.describe_target(), timeouts.current().lock_seconds
             )
-            if waited is None:
-                raise
-            raise waited from None
+            if waited is not None:
+                raise waited from None
+            if is_connection_lost(err):  # one line naming the database, not the SQL and its parameters
+                raise connection_lost(self.describe_role(), err) from None
+            raise
         finally:
             connection.close()
 

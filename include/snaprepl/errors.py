@@ -48,9 +48,16 @@ class UnsupportedConnection(SnapreplError):
 
 
 class DatabaseUnreachable(SnapreplError):
-    """A database refused or dropped the connection."""
+    """A database refused or dropped the connection.
+
+    Retryable: the same work later usually succeeds, so Airflow tasks retry it."""
 
     retryable = True
+
+
+class ConnectionLost(DatabaseUnreachable):
+    """A connection (to a source, destination, subscriber, publisher or the catalog) was lost in the
+    middle of a run: the server died or cut it. Retryable, as :class:`DatabaseUnreachable`."""
 
 
 class TableNotFound(SnapreplError):
@@ -97,6 +104,10 @@ class CatalogUnavailable(SnapreplError):
     """The SYS_* catalog cannot be reached or is not migrated."""
 
     retryable = True
+
+
+class CatalogConnectionLost(CatalogUnavailable, ConnectionLost):
+    """The catalog's database went away in the middle of a run (retryable)."""
 
 
 class UnknownFunction(SnapreplError):

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from snaprepl.errors import InvalidName
+from snaprepl.terminal import has_control
 
 DEFAULT_CONN_ID = "snaprepl_default"
 
@@ -36,7 +37,7 @@ class Ident:
                 f"identifier {self.text[:40]!r}... is longer than {_MAX_IDENTIFIER_CHARS} characters",
                 "use a shorter name",
             )
-        if any(ord(ch) < 32 for ch in self.text):
+        if has_control(self.text):  # C0, DEL and C1: none reaches a terminal or a statement
             raise InvalidName(f"identifier {self.text!r} contains control characters", "remove them from the name")
 
     def __str__(self) -> str:

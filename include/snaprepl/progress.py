@@ -22,6 +22,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TextIO
 
+from snaprepl.terminal import visible
+
 PROGRESS_FILE_ENV = "SNAPREPL_PROGRESS_FILE"
 #: The progress file of a job that runs in this process (Spark Connect mode).
 PROGRESS_FILE: ContextVar[str | None] = ContextVar("snaprepl_progress_file", default=None)
@@ -170,7 +172,7 @@ def bar_while(path: Path, stream: TextIO | None = None, every: float = 0.25) -> 
         if state and state.get("bar"):
             line = render_bar(state)
             if not drawn or drawn[-1] != line:
-                out.write("\r\x1b[K" + line)
+                out.write("\r\x1b[K" + visible(line))  # the bar's own control, and no other
                 out.flush()
                 drawn.append(line)
 

@@ -26,6 +26,7 @@ from typing import Any
 from snaprepl.catalog.records import HistoryRecord, LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
+from snaprepl.db_errors import one_line
 from snaprepl.dialects.base import BIDIR
 
 log = logging.getLogger("snaprepl.history")
@@ -52,9 +53,10 @@ def dag_run_id() -> str | None:
 
 
 def clean_error(err: BaseException | str) -> str:
-    """An error as stored: its text without credentials of URLs, at most 4,000 characters."""
-    text = str(err) or type(err).__name__
-    return _CREDENTIALS.sub(r"\1***@", text)[:4000]
+    """An error as stored (SS_LAST_ERROR and the others, the history): one line without the SQL and
+    bound parameters a driver's error carries (row keys), nor credentials of URLs; at most 4,000
+    characters."""
+    return _CREDENTIALS.sub(r"\1***@", one_line(err))[:4000]
 
 
 def log_backlog(record: LogRecord | None, since: datetime | None, not_from: str | None = None) -> Backlog:

@@ -222,6 +222,17 @@ def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool) 
     return entry
 
 
+def _counts(snapshot: SnapshotRecord) -> dict[str, int | None]:
+    """The last refresh's row counts: a succeeded run's own; none for a run that failed, died or runs
+    (a catalog written before runs cleared them may still hold an earlier run's counts then)."""
+    done = snapshot.sn_last_status == "succeeded"
+    return {
+        "rows_copied": snapshot.sn_last_rows_copied if done else None,
+        "rows_upserted": snapshot.sn_last_rows_upserted if done else None,
+        "rows_deleted": snapshot.sn_last_rows_deleted if done else None,
+    }
+
+
 def _snapshot_entry(snapshot: SnapshotRecord, locks: Locks, logs: dict[str, LogRecord], probe: bool) -> dict[str, Any]:
     lease = snapshot_lock_name(snapshot.sn_name)
     died = run_state(locks.get(lease), snapshot.sn_last_status)
@@ -241,9 +252,7 @@ def _snapshot_entry(snapshot: SnapshotRecord, locks: Locks, logs: dict[str, LogR
             "kind": snapshot.sn_last_refresh_kind,
             "status": "died" if died and snapshot.sn_last_status == "running" else snapshot.sn_last_status,
             "error": snapshot.sn_last_error,
-            "rows_copied": snapshot.sn_last_rows_copied,
-            "rows_upserted": snapshot.sn_last_rows_upserted,
-            "rows_deleted": snapshot.sn_last_rows_deleted,
+            **_counts(snapshot),
             "duration_s": snapshot.sn_last_duration_s,
         },
         "running": _running(locks, lease),

@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from snaprepl.catalog.records import HistoryRecord
+from snaprepl.terminal import visible
 
 
 def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A table for a terminal; every cell with its control characters made visible (names and values
+    come from the databases: see :mod:`snaprepl.terminal`)."""
     if not rows:
         return f"{title}: none"
-    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    cells = [[("" if v is None else visible(v)) for v in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
     line = "  ".join("-" * w for w in widths)
     header = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
@@ -181,7 +184,7 @@ def render_text(status: dict[str, Any]) -> str:
     conflicts = [[c[k] for k in columns] for c in status["conflicts"]]
     return "\n\n".join(
         [
-            f"catalog: {status['catalog']}",
+            f"catalog: {visible(status['catalog'])}",
             _logs_table(status["snapshot_logs"]),
             _snapshots_table(status.get("snapshots", [])),
             _table("replication servers", ["server", "connection"], servers),

@@ -9,9 +9,12 @@ import subprocess
 import time
 from datetime import timedelta
 
+import pytest
+
 from snaprepl import api
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import LEASE, snapshot_lock_name, this_holder
+from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.stale import why_dead
 from snaprepl.status import collect_status, render_text
@@ -87,3 +90,28 @@ def test_a_lease_dies_with_its_process_or_its_heartbeat() -> None:
         assert "is gone" in (why_dead(f"{socket.gethostname()}:{zombie.pid}", now) or ""), "a zombie holds nothing"
     finally:
         zombie.wait()
+
+
+def test_a_failed_refresh_shows_its_own_counts_not_the_last_runs(
+    pg_db, catalog, settings, refresher, unique_name
+) -> None:
+    """Issue 27, item 6: a complete refresh that failed mid-copy showed the previous run's rows_copied."""
+    src = f"{unique_name}_s"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v text)", f"INSERT INTO {src} VALUES (1, '1'), (2, '2')")
+    query = f"SELECT id, CAST(v AS int) AS n FROM {src}@{pg_db.conn_id}"
+    created = api.repl_create_snapshot(
+        query, f"{unique_name}@{pg_db.conn_id}", catalog=catalog, settings=settings, refresher=refresher
+    )
+    name = created.record.sn_name
+    before = {s["name"]: s for s in collect_status(catalog, settings, probe=False)["snapshots"]}[name]
+    assert before["last_refresh"]["rows_copied"] == 2
+    pg_db.run(f"UPDATE {src} SET v = 'two' WHERE id = 2")  # the next copy fails while reading rows
+
+    with pytest.raises(RefreshFailed, match="invalid input syntax"):
+        api.repl_refresh_noninc_snapshot(name, catalog=catalog, settings=settings, refresher=refresher)
+
+    last = {s["name"]: s for s in collect_status(catalog, settings, probe=False)["snapshots"]}[name]["last_refresh"]
+    assert last["status"] == "failed" and "invalid input syntax" in last["error"]
+    assert (last["rows_copied"], last["rows_upserted"], last["rows_deleted"]) == (None, None, None), last
+    record = catalog.snapshot(name)
+    assert record.sn_last_rows_copied is None, "the catalog holds no other run's counts either"

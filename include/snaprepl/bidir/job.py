@@ -47,7 +47,7 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
             outcomes = [_step(catalog, sync, server, action) for server, action in steps]
         except BaseException as err:
             catalog.update_publication(
-                args.item, sp_last_status="failed", sp_last_error=str(err)[:4000], sp_last_sync_at=utcnow()
+                args.item, sp_last_status="failed", sp_last_error=run_history.clean_error(err), sp_last_sync_at=utcnow()
             )
             raise
         record_sync_succeeded(catalog, args.item)
@@ -78,7 +78,9 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
     try:
         outcome = _recorded(catalog, sync.item, kind, server, action)
     except BaseException as err:
-        catalog.update_subscription(server, sync.item, ss_last_status="failed", ss_last_error=str(err)[:4000])
+        catalog.update_subscription(
+            server, sync.item, ss_last_status="failed", ss_last_error=run_history.clean_error(err)
+        )
         raise
     record_step_succeeded(catalog, sync.item, server)
     return outcome

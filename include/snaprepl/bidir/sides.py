@@ -85,9 +85,10 @@ class Side:
         return {name: convert for name, convert in found.items() if convert is not None}
 
     @classmethod
-    def open(cls, name: str, log: LogRecord) -> Side:
+    def open(cls, name: str, log: LogRecord, *, role: str | None = None) -> Side:
+        """:param role: what the side is to the sync ("publisher x", "subscriber y"), for messages."""
         conn = get_connection(log.snl_conn)
-        database = Database(conn)
+        database = Database(conn, role=role)
         with database.session() as session:
             info = database.dialect.describe(
                 session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn

@@ -75,7 +75,7 @@ class PublicationState:
         self.run_id = run_id
         self.tolerance = timedelta(minutes=tolerance_minutes)
         self.commit_rows = commit_rows
-        self.publisher = Side.open(publication.sp_server, log)
+        self.publisher = Side.open(publication.sp_server, log, role=f"publisher {publication.sp_server}")
         self._resolvers: dict[str, list[tuple[str, R.Resolver]]] | None = None
 
     @property
@@ -100,7 +100,7 @@ class PublicationState:
         log = self.catalog.log(f"{record.ss_schema}.{record.ss_table}@{conn_id}")
         if log is None:
             raise ReplicationError(f"the log of {server}'s replica of {self.item} is missing")
-        return Side.open(server, log)
+        return Side.open(server, log, role=f"subscriber {server}")
 
     def resolvers(self) -> dict[str, list[tuple[str, R.Resolver]]]:
         if self._resolvers is None:

@@ -11,12 +11,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, ProgrammingError
 
 from snaprepl.catalog.migrate import current_revision, head_revision
 from snaprepl.catalog.records import R, Record
 from snaprepl.connections import ConnectionInfo
-from snaprepl.errors import CatalogUnavailable, SnapreplError
+from snaprepl.db_errors import is_connection_lost, reason
+from snaprepl.errors import CatalogConnectionLost, CatalogUnavailable, SnapreplError
 
 
 def column_values(values: dict[str, Any]) -> dict[str, Any]:
@@ -66,9 +67,19 @@ class CatalogDatabase:
 
     @contextmanager
     def begin(self) -> Iterator[sa.Connection]:
+        """One catalog transaction; a catalog that went away says so in one line, naming the catalog."""
         self.ensure_ready()
-        with self.engine.begin() as conn:
-            yield conn
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except DBAPIError as err:
+            if not (isinstance(err, OperationalError) or err.connection_invalidated) or not is_connection_lost(err):
+                raise
+            raise CatalogConnectionLost(
+                f"lost the connection to the snaprepl catalog ({self.describe()}): {reason(err)}",
+                "the catalog's server stopped or cut the connection; run again once it is back (Airflow "
+                "retries the task)",
+            ) from None
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -13,9 +13,11 @@ own (the heartbeat thread also notices, between commits).
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -24,8 +26,17 @@ from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import LeaseLost, SnapshotBusy
 
+
+def first_line(err: BaseException) -> str:
+    """An error as one short line (a driver's error carries its SQL and parameters after it)."""
+    return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
+
+
 LEASE = timedelta(minutes=10)
 HEARTBEAT_SECONDS = 30.0
+#: How soon a failed heartbeat is tried again.
+RETRY_SECONDS = 5.0
+log = logging.getLogger(__name__)
 #: The leases this process holds, by name (what :func:`check_leases` checks).
 _HELD: dict[str, RunLock] = {}
 _HELD_GUARD = threading.Lock()
@@ -79,6 +90,8 @@ class RunLock:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.lost = False
+        #: Why the heartbeat gave the lease up (None: it did not).
+        self.lost_because: str | None = None
 
     def acquire(self) -> None:
         current = self.catalog.lock_holder(self.name)
@@ -96,16 +109,38 @@ class RunLock:
         if not self.catalog.take_lock(self.name, expected=expected, run_id=self.run_id, holder=self.holder):
             raise SnapshotBusy(f"{self.what} was taken by another run just now", "try again")
         self.lost = False
+        self.lost_because = None
         with _HELD_GUARD:
             _HELD[self.name] = self
         self._thread = threading.Thread(target=self._beat, name=f"snaprepl-heartbeat-{self.run_id}", daemon=True)
         self._thread.start()
 
     def _beat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SECONDS):
-            self.catalog.heartbeat_lock(self.name, self.run_id)
-            if not self._stop.is_set() and not self.still_held():
+        """Renew the lease every :data:`HEARTBEAT_SECONDS`; a beat that fails (a catalog blip) is
+        retried every :data:`RETRY_SECONDS`. A lease that could not be renewed before it expires is
+        given up (``lost``): another run may take it over, so this one commits nothing more."""
+        renewed = time.monotonic()
+        wait = HEARTBEAT_SECONDS
+        while not self._stop.wait(wait):
+            try:
+                self.catalog.heartbeat_lock(self.name, self.run_id)
+                held = self.still_held()
+            except Exception as err:  # the catalog is away: try again until the lease runs out
+                unrenewed = time.monotonic() - renewed
+                if unrenewed + RETRY_SECONDS >= self.lease.total_seconds():
+                    self._give_up(f"its lease could not be renewed for {unrenewed:.0f} s ({first_line(err)})")
+                    return
+                log.warning("heartbeat of %s failed, retrying: %s", self.what, first_line(err))
+                wait = RETRY_SECONDS
+                continue
+            renewed, wait = time.monotonic(), HEARTBEAT_SECONDS
+            if not self._stop.is_set() and not held:
                 self.lost = True
+
+    def _give_up(self, why: str) -> None:
+        self.lost_because = why
+        self.lost = True
+        log.error("%s: run %s gives up: %s", self.what, self.run_id, why)
 
     def still_held(self) -> bool:
         """Whether the lease is still this run's (one catalog read)."""
@@ -114,6 +149,12 @@ class RunLock:
 
     def check(self) -> None:
         """:raises LeaseLost: the lease was taken over (this run was thought dead)."""
+        if self.lost_because is not None:
+            raise LeaseLost(
+                f"{self.what}: run {self.run_id} stopped because {self.lost_because}",
+                "nothing more of this run is committed; the catalog was unreachable for the whole lease "
+                "time: check it, then run again",
+            )
         if self.lost or not self.still_held():
             self.lost = True
             raise LeaseLost(

@@ -70,8 +70,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
         copied, copied_by = _copy(spark, request, ends, source_columns, staging, staging_columns, key)
         _replace(ends, staging, staging_columns, key, swap)
     except BaseException:
-        with ends.dest_db.session() as session:
-            session.execute(dest.drop_table_sql(schema, staging))
+        ends.drop_after_failure(schema, staging)  # its own failure never hides the run's
         raise
     catalog.record_complete(snapshot.sn_name, high_water_mark)
     return RefreshOutcome(

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
+from snaprepl.db_errors import connection_lost, one_line
 from snaprepl.dialects import TableInfo
-from snaprepl.errors import TableNotFound
+from snaprepl.errors import ConnectionLost, TableNotFound
 from snaprepl.names import Ident
 from snaprepl.spark.io import SparkJdbc
+
+log = logging.getLogger(__name__)
+#: What a Java stack trace (or a pipe's error) holds when a read from the source failed, or a write to
+#: the destination.
+_READING = ("JDBCRDD", "PgResultSet", "ResultSet.next", "copy_to", "COPY TO", "read side")
+_WRITING = ("savePartition", "executeBatch", "copy_from", "COPY FROM", "write side")
 
 
 @dataclass
@@ -28,7 +36,13 @@ class Endpoints:
     def of(cls, snapshot: SnapshotRecord) -> Endpoints:
         source = get_connection(snapshot.sn_source_conn)
         dest = get_connection(snapshot.sn_dest_conn)
-        return cls(snapshot, Database(source), Database(dest), SparkJdbc(source, read_only=True), SparkJdbc(dest))
+        return cls(
+            snapshot,
+            Database(source, role="source"),
+            Database(dest, role="destination"),
+            SparkJdbc(source, read_only=True),
+            SparkJdbc(dest),
+        )
 
     def dest_table(self) -> TableInfo:
         """The destination as it is now (columns, types, key)."""
@@ -51,6 +65,29 @@ class Endpoints:
         """A staging table name, the same for every run of this snapshot (a killed run's is found again)."""
         digest = hashlib.sha1(self.snapshot.sn_name.encode()).hexdigest()[:10]
         return self.dest_db.dialect.shorten(f"snaprepl_{purpose}_{digest}")
+
+    def lost(self, err: BaseException) -> ConnectionLost:
+        """The error of a run that lost a connection in Spark or a pipe (which one does not say): the
+        end whose server no longer answers; else the end the failed operation talked to (a read: the
+        source; a write: the destination)."""
+        for database in (self.source_db, self.dest_db):
+            if not database.answers():
+                return connection_lost(database.describe_role(), err)
+        text = str(err)
+        if any(mark in text for mark in _READING):
+            return connection_lost(self.source_db.describe_role(), err)
+        if any(mark in text for mark in _WRITING):
+            return connection_lost(self.dest_db.describe_role(), err)
+        return connection_lost(f"{self.source_db.describe_role()} or {self.dest_db.describe_role()}", err)
+
+    def drop_after_failure(self, schema: str, table: str) -> None:
+        """Drop a failed run's staging table; if that fails too (the destination died), leave it to the
+        purge of dead runs' staging tables and keep the run's own error as the one reported."""
+        try:
+            with self.dest_db.session() as session:
+                session.execute(self.dest_db.dialect.drop_table_sql(schema, table))
+        except Exception as err:
+            log.warning("staging table %s not dropped after the failure: %s", table, one_line(err))
 
     def dispose(self) -> None:
         self.source_db.dispose()

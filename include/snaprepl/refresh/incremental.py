@@ -110,10 +110,13 @@ def _stage_and_apply(
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
-        return _apply(catalog, ends, stage, key, data_columns)
-    finally:
-        with ends.dest_db.session() as session:
-            session.execute(dest.drop_table_sql(schema, stage))
+        applied = _apply(catalog, ends, stage, key, data_columns)
+    except BaseException:
+        ends.drop_after_failure(schema, stage)  # its own failure never hides the run's
+        raise
+    with ends.dest_db.session() as session:
+        session.execute(dest.drop_table_sql(schema, stage))
+    return applied
 
 
 def _replayed_frame(spark: Any, guids: list[str]) -> Any:

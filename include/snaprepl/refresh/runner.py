@@ -10,7 +10,13 @@ from snaprepl import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotNotFound
+from snaprepl.db_errors import is_connection_lost
+from snaprepl.errors import (
+    CompleteRefreshRequired,
+    RefreshFailed,
+    SnapreplError,
+    SnapshotNotFound,
+)
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
@@ -18,6 +24,9 @@ from snaprepl.refresh.idle import record_succeeded
 from snaprepl.refresh.incremental import refresh_incremental
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.spark.errors import root_cause
+
+#: A run's row counts before it succeeds (and after it failed): unknown.
+_NO_COUNTS: dict[str, Any] = {"sn_last_rows_copied": None, "sn_last_rows_upserted": None, "sn_last_rows_deleted": None}
 
 
 def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> RefreshOutcome:
@@ -32,19 +41,22 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
     started, started_at = time.monotonic(), utcnow()
     with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
         kind = INCREMENTAL if request.mode == INCREMENTAL and snapshot.incremental else COMPLETE
-        catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind)
+        # This run's counts replace the last run's only when it succeeds: until then (and if it fails
+        # or dies) the snapshot shows none, never another run's.
+        catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind, **_NO_COUNTS)
         ends = Endpoints.of(snapshot)
         try:
             check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
             outcome = _refresh(spark, catalog, request, ends, kind)
         except BaseException as err:
-            failure = _failure(snapshot.sn_name, err)
+            failure = _failure(snapshot.sn_name, err, ends)
             catalog.update_snapshot(
                 snapshot.sn_name,
                 sn_last_status="failed",
-                sn_last_error=(str(failure) or type(failure).__name__)[:4000],
+                sn_last_error=run_history.clean_error(failure),
                 sn_last_refresh_at=utcnow(),
                 sn_last_duration_s=time.monotonic() - started,
+                **_NO_COUNTS,
             )
             run_history.record_refresh(
                 catalog, snapshot.sn_name, kind, started_at, "failed", rh_error=run_history.clean_error(failure)
@@ -73,10 +85,15 @@ def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoi
         return dataclasses.replace(outcome, note=f"fell back to a complete refresh: {err.message}")
 
 
-def _failure(name: str, err: BaseException) -> BaseException:
-    """What a failed refresh reports: snaprepl's own errors and interruptions as they are, any other
-    error as :class:`RefreshFailed` naming its root cause."""
-    if isinstance(err, SnapreplError) or not isinstance(err, Exception):
+def _failure(name: str, err: BaseException, ends: Endpoints) -> BaseException:
+    """What a failed refresh reports: a lost connection as :class:`ConnectionLost` naming the end it
+    was to, snaprepl's other errors and interruptions as they are, any other error as
+    :class:`RefreshFailed` naming its root cause."""
+    if not isinstance(err, Exception):
+        return err
+    if (not isinstance(err, SnapreplError) or type(err) is RefreshFailed) and is_connection_lost(err):
+        return ends.lost(err)  # in Spark or a pipe (snaprepl's sessions name their database already)
+    if isinstance(err, SnapreplError):
         return err
     return RefreshFailed(
         f"refresh of {name} failed: {root_cause(err)}",

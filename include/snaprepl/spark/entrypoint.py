@@ -21,6 +21,7 @@ from snaprepl.progress import configure_job_logging
 from snaprepl.spark.errors import root_cause
 from snaprepl.spark.lifeline import attach
 from snaprepl.spark.session import LazySession
+from snaprepl.terminal import visible
 
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class JobRun:
                     {"ok": False, "error": {"type": type(err).__name__, "message": err.message, "hint": err.hint}}
                 )
                 if RESULT_SINK.get() is None:  # in the caller's process, the caller says it
-                    print(f"snaprepl: error: {err}", file=sys.stderr, flush=True)
+                    print(f"snaprepl: error: {visible(str(err))}", file=sys.stderr, flush=True)
                 return True
             if isinstance(err, Exception):
                 if RESULT_SINK.get() is None:
