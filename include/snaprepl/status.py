@@ -8,7 +8,14 @@ from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.dav_waiting import WaitingResource
-from snaprepl.catalog.records import HistoryRecord, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import (
+    COLLECTION_TYPE,
+    HistoryRecord,
+    LogRecord,
+    PublicationRecord,
+    SnapshotRecord,
+    SubscriptionRecord,
+)
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
@@ -88,7 +95,9 @@ def _pending(snapshot: SnapshotRecord, log: LogRecord | None) -> dict[str, Any]:
 
 def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _PublicationContext) -> dict[str, Any]:
     """One subscriber of publication ``item``: its state, and with ``probe`` what its next sync moves."""
-    replica = f"{sub.ss_schema}.{sub.ss_table}@{context.servers.get(sub.ss_server, '?')}"
+    conn = context.servers.get(sub.ss_server, "?")
+    collection = sub.ss_type == COLLECTION_TYPE  # the publisher's collection, on the subscriber's connection
+    replica = f"{item.rpartition('@')[0]}@{conn}" if collection else f"{sub.ss_schema}.{sub.ss_table}@{conn}"
     push_lease = f"push:{item}:{sub.ss_server}"
     entry: dict[str, Any] = {
         "server": sub.ss_server,
@@ -104,7 +113,7 @@ def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _
         "running": _running(context.locks, push_lease),
         "died": run_state(context.locks.get(push_lease), None),
     }
-    replica_log = catalog.log(replica)
+    replica_log = None if collection else catalog.log(replica)
     if context.probe and replica_log is not None:
         entry["to_pull"] = _log_rows(replica_log)
     if context.probe and context.log is not None and entry["loaded"]:
@@ -128,16 +137,29 @@ def _publication(catalog: Catalog, publication: PublicationRecord, context: _Pub
         },
         "running": _running(locks, f"pull:{item}"),
         "died": run_state(locks.get(f"pull:{item}"), None),
-        "resolvers": [
-            {
-                "type": r.cr_type,
-                "order": r.cr_order,
-                "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
-            }
-            for r in catalog.resolvers(item)
-        ],
+        "resolvers": _resolvers(catalog, publication),
         "subscribers": [_subscriber(catalog, item, sub, context) for sub in catalog.subscriptions(item)],
     }
+
+
+def _resolvers(catalog: Catalog, publication: PublicationRecord) -> list[dict[str, Any]]:
+    """A table's conflict resolvers (REPL_ADD_SNAPSHOT_CR), or those set with REPL_ADD_DAV_CR on the
+    collections under a collection publication (with each one's collection)."""
+    if publication.sp_type == COLLECTION_TYPE:
+        root, _, conn_id = publication.sp_item.rpartition("@")
+        return [
+            {"collection": r.collection.rpartition("@")[0], "order": r.order, "resolver": r.klass,
+             "notify_email": r.notify_email}
+            for r in catalog.dav_resolvers_under(root, conn_id)
+        ]  # fmt: skip
+    return [
+        {
+            "type": r.cr_type,
+            "order": r.cr_order,
+            "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
+        }
+        for r in catalog.resolvers(publication.sp_item)
+    ]
 
 
 def _waiting(publication: PublicationRecord, waiting: WaitingResource) -> dict[str, Any]:

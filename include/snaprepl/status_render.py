@@ -119,6 +119,15 @@ def _sync_outcome(publication: dict[str, Any]) -> str:
     return f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
 
 
+def _resolver(r: dict[str, Any]) -> str:
+    """A table's resolver as ``<type><order>:<resolver>``, a collection's as ``<collection> <order>:<resolver>``."""
+    return (
+        f"{r['collection']} {r['order']}:{r['resolver']}"
+        if "collection" in r
+        else f"{r['type']}{r['order']}:{r['resolver']}"
+    )
+
+
 def _publications_table(publications: list[dict[str, Any]]) -> str:
     rows = [
         [
@@ -126,7 +135,7 @@ def _publications_table(publications: list[dict[str, Any]]) -> str:
             publication["publisher"],
             publication["schedule"] or "manual",
             _sync_outcome(publication),
-            ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"]) or "defaults",
+            ", ".join(_resolver(r) for r in publication["resolvers"]) or "defaults",
             publication["dag_id"],
         ]
         for publication in publications
