@@ -40,10 +40,12 @@ def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
         LOG_PURGE_DAG,
     }
     assert edges(dags["snaprepl_refresh__dst__main__copy"]) == {"refresh": []}
-    # Loaded subscribers only (s_c is not), pulled one after another in name order, then pushed in parallel.
+    # Loaded subscribers only (s_c is not), pulled one after another in name order, then pushed in
+    # parallel once every pull is done; each push also waits for its own subscriber's pull.
     assert edges(dags["snaprepl_sync__pub__public__items"]) == {
-        "pull__s_a": ["pull__s_b"],
-        "pull__s_b": ["push__s_a", "push__s_b"],
+        "pull__s_a": ["pull__s_b", "push__s_a"],
+        "pull__s_b": ["pulls_done", "push__s_b"],
+        "pulls_done": ["push__s_a", "push__s_b"],
         "push__s_a": [],
         "push__s_b": [],
     }
@@ -68,13 +70,33 @@ def test_a_publication_pulls_its_subscribers_in_turn_then_pushes_to_all() -> Non
 
     pushes = sorted(f"push__{task_key(s)}" for s in servers)
     assert task_key("odd name") != "odd name" and task_key("odd name").isascii()
+    odd = task_key("odd name")
     assert edges(sync) == {
-        "pull__alpha": ["pull__mid"],
-        "pull__mid": [f"pull__{task_key('odd name')}"],
-        f"pull__{task_key('odd name')}": ["pull__zeta"],
-        "pull__zeta": pushes,
+        "pull__alpha": ["pull__mid", "push__alpha"],
+        "pull__mid": [f"pull__{odd}", "push__mid"],
+        f"pull__{odd}": ["pull__zeta", f"push__{odd}"],
+        "pull__zeta": ["pulls_done", "push__zeta"],
+        "pulls_done": pushes,
         **{push: [] for push in pushes},
     }
+
+
+def test_a_failing_subscriber_stops_neither_the_other_pulls_nor_the_other_pushes() -> None:
+    """Each pull runs once the one before it is done however it ended; ``pulls_done`` once every
+    pull is done; a push once its own pull did not fail and every pull is done (a skipped pull, in a
+    push-only run, lets it run). Its upstreams are exactly those two."""
+    sync = build_dags(catalog=publication(), settings=Settings())[publication_dag_id(PUB)]
+
+    rules = {t.task_id: t.trigger_rule for t in sync.tasks}
+    assert rules == {
+        "pull__s_a": "all_done", "pull__s_b": "all_done", "pulls_done": "all_done",
+        "push__s_a": "none_failed", "push__s_b": "none_failed",
+    }  # fmt: skip
+    for server in ("s_a", "s_b"):
+        assert sorted(sync.get_task(f"push__{server}").upstream_task_ids) == [f"pull__{server}", "pulls_done"]
+    assert sync.get_task("pull__s_b").upstream_task_ids == {"pull__s_a"}
+    # The pushes are the leaves: a failed pull leaves its push upstream_failed, so the run fails.
+    assert sorted(t.task_id for t in sync.leaves) == ["push__s_a", "push__s_b"]
 
 
 COLL = "/flow/docs/@dav1"
@@ -99,12 +121,13 @@ def test_a_collection_publication_gets_the_publication_dag_shape() -> None:
     assert publication_dag_id(COLL).startswith("snaprepl_sync__dav1__flow_docs") and publication_dag_id(COLL).isascii()
     sync = dags[publication_dag_id(COLL)]
     assert edges(sync) == {
-        "pull__dav2": ["pull__folder"],
-        "pull__folder": ["push__dav2", "push__folder"],
+        "pull__dav2": ["pull__folder", "push__dav2"],
+        "pull__folder": ["pulls_done", "push__folder"],
+        "pulls_done": ["push__dav2", "push__folder"],
         "push__dav2": [],
         "push__folder": [],
     }
-    steps = {t.task_id: (t.item, t.action, t.server) for t in sync.tasks}
+    steps = {t.task_id: (t.item, t.action, t.server) for t in sync.tasks if t.task_id != "pulls_done"}
     assert steps["pull__dav2"] == (COLL, "pull", "dav2") and steps["push__folder"] == (COLL, "push", "folder")
     assert sync.timetable.expression == "0 * * * *" and "collection of files" in (sync.doc_md or "")
     assert unbuildable_records(catalog=catalog, settings=Settings()) == []
@@ -168,9 +191,8 @@ def test_refresh_and_sync_tasks_run_one_at_a_time_with_timeout_and_pool() -> Non
         1, 1800, "snaprepl__src"
     )  # fmt: skip
     sync = dags[publication_dag_id(PUB)]
-    assert {(t.max_active_tis_per_dag, t.pool, t.trigger_rule) for t in sync.tasks} == {
-        (1, "snaprepl__pub", "none_failed")
-    }
+    steps = [t for t in sync.tasks if t.task_id != "pulls_done"]
+    assert {(t.max_active_tis_per_dag, t.pool) for t in steps} == {(1, "snaprepl__pub")}
     plain = build_dags(catalog=catalog, settings=Settings(pool="replication"))
     assert plain["snaprepl_refresh__dst__main__copy"].get_task("refresh").pool == "replication"
     assert plain["snaprepl_refresh__dst__main__copy"].get_task("refresh").execution_timeout is None

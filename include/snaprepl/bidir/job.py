@@ -3,7 +3,7 @@ a publication of a collection runs :mod:`snaprepl.collections.job`, as ``submit/
 
 Actions: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one subscriber: the
 tasks of a publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded subscriber, in
-name order, then push to every one).
+name order, then push to every one whose pull succeeded; see :mod:`snaprepl.bidir.steps`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl import run_history
-from snaprepl.bidir.state import loaded_servers, record_step_succeeded, record_sync_succeeded
+from snaprepl.bidir.state import loaded_servers, record_step_succeeded
+from snaprepl.bidir.steps import run_steps
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import ReplicationError
@@ -39,19 +40,10 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
             return [_recorded(catalog, sync.item, "init", args.server, init)]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
         # latest sync activity, so status shows DAG runs and their failures too.
-        steps = {"pull": [(args.server, sync.pull)], "push": [(args.server, sync.push)]}.get(args.action)
-        if steps is None:
-            loaded = loaded_servers(catalog, args.item)
-            steps = [(server, sync.pull) for server in loaded] + [(server, sync.push) for server in loaded]
-        try:
-            outcomes = [_step(catalog, sync, server, action) for server, action in steps]
-        except BaseException as err:
-            catalog.update_publication(
-                args.item, sp_last_status="failed", sp_last_error=str(err)[:4000], sp_last_sync_at=utcnow()
-            )
-            raise
-        record_sync_succeeded(catalog, args.item)
-        return outcomes
+        kinds = [args.action] if args.action in {"pull", "push"} else ["pull", "push"]
+        servers = [args.server] if args.server else loaded_servers(catalog, args.item)
+        step = lambda kind, server: _step(catalog, sync, server, getattr(sync, kind))  # noqa: E731
+        return run_steps(catalog, args.item, kinds, servers, step)
     finally:
         sync.dispose()
 
