@@ -24,6 +24,7 @@ from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get
 
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
+from snaprepl.airflow.watchdog import WATCHDOG_DAG, add_tasks, dag_args
 from snaprepl.catalog.records import COLLECTION_TYPE, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import (
@@ -300,6 +301,11 @@ def publication_dag(
     return dag
 
 
+def watchdog_dag(settings: Settings) -> DAG:
+    """Checks every copy's freshness (see :mod:`snaprepl.airflow.watchdog`); unpaused as the purges."""
+    return add_tasks(_dag(settings, schedule=timetable(settings.watchdog_schedule), **dag_args(settings)), settings)
+
+
 def update_replay_log_purge_dag(settings: Settings) -> DAG:
     with _dag(
         settings,
@@ -332,6 +338,8 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
         )
     if publications:
         yield URPLOG_PURGE_DAG, "update replay log purge", lambda: update_replay_log_purge_dag(settings)
+    if publications or catalog.snapshots():
+        yield WATCHDOG_DAG, "freshness watchdog", lambda: watchdog_dag(settings)
     logs = catalog.logs()
     if logs:
         yield RPLOG_PURGE_DAG, "replay log purge", lambda: replay_log_purge_dag(settings)

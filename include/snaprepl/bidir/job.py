@@ -15,10 +15,10 @@ from typing import Any
 
 from snaprepl import run_history
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded
-from snaprepl.bidir.steps import run_steps
+from snaprepl.bidir.steps import detached_message, run_steps
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
-from snaprepl.errors import ReplicationError
+from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.spark.entrypoint import JobRun
 from snaprepl.spark.job_args import SyncJobArgs
 
@@ -37,12 +37,14 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
             init = lambda server: sync.init(server, args.rows_per_commit, atomic=args.atomic)  # noqa: E731
-            return [_recorded(catalog, sync.item, "init", args.server, init)]
+            outcome = _recorded(catalog, sync.item, "init", args.server, init)
+            catalog.update_subscription(args.server, sync.item, ss_detached_at=None)  # reloaded: attached again
+            return [outcome]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
         # latest sync activity, so status shows DAG runs and their failures too.
         kinds = [args.action] if args.action in {"pull", "push"} else ["pull", "push"]
         servers = [args.server] if args.server else loaded_servers(catalog, args.item)
-        step = lambda kind, server: _step(catalog, sync, server, getattr(sync, kind))  # noqa: E731
+        step = lambda kind, server: _step(catalog, sync, server, kind, args)  # noqa: E731
         return run_steps(catalog, args.item, kinds, servers, step)
     finally:
         sync.dispose()
@@ -65,15 +67,34 @@ def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> A
     return outcome
 
 
-def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
-    kind = "pull" if action == sync.pull else "push"
+def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) -> Any:
+    """One pull or push, recorded; the push to a detached subscriber fails saying it needs a reload,
+    or (``reinit_detached``) reloads it: its pull, before, took its local changes."""
+    action = getattr(sync, kind)
+    sub = catalog.subscription(server, sync.item) if kind == "push" else None
+    if sub is not None and sub.ss_detached_at is not None:
+        if args.reinit_detached:
+            if args.action == "push":  # a DAG's push task: take its local changes first all the same
+                _step(catalog, sync, server, "pull", args)
+            kind, action = "init", lambda s: sync.init(s, args.rows_per_commit, atomic=args.atomic)
+        else:
+            action = _failing(CompleteRefreshRequired(detached_message(sub)))
     try:
         outcome = _recorded(catalog, sync.item, kind, server, action)
     except BaseException as err:
         catalog.update_subscription(server, sync.item, ss_last_status="failed", ss_last_error=str(err)[:4000])
         raise
     record_step_succeeded(catalog, sync.item, server)
+    if kind == "init":
+        catalog.update_subscription(server, sync.item, ss_detached_at=None)
     return outcome
+
+
+def _failing(error: Exception) -> Callable[[str], Any]:
+    def fail(server: str) -> Any:
+        raise error
+
+    return fail
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from snaprepl.bidir.state import Outcome, record_sync_succeeded
-from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError, SnapreplError
 from snaprepl.run_history import clean_error
@@ -69,3 +69,14 @@ def _one_line(err: BaseException) -> str:
 
 def _record_failed(catalog: Catalog, item: str, err: BaseException) -> None:
     catalog.update_publication(item, sp_last_status="failed", sp_last_error=clean_error(err), sp_last_sync_at=utcnow())
+
+
+def detached_message(sub: SubscriptionRecord) -> str:
+    """The one line a detached subscriber's push fails with (see :mod:`snaprepl.ops.staleness`)."""
+    at = sub.ss_detached_at
+    when = f"{at:%Y-%m-%d %H:%M:%S} UTC" if at else "earlier"
+    return (
+        f"subscriber {sub.ss_server} of {sub.ss_item} was detached at {when} (stale: no sync for longer than its "
+        f"stale threshold), and the publisher's log was purged past it; it needs "
+        f"REPL_INIT_SNAPSHOT('{sub.ss_server}', '{sub.ss_item}', {sub.ss_type}) (or set reinit_detached)"
+    )

@@ -54,9 +54,11 @@ from tests.support.scheduler_deployment import (
     spark_submit_lines,
 )
 from tests.support.scheduler_subscribers import ThreeSubscribers
+from tests.support.smtp import Inbox, smtp_server
 from tests.support.unreachable import unreachable
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+__all__ = ["smtp_server"]  # the fixture
 
 
 def test_the_scheduler_refreshes_incrementally_and_logs_no_secret(deployment: Deployment) -> None:
@@ -103,6 +105,40 @@ def test_a_run_with_mode_nonincremental_refreshes_completely(deployment: Deploym
     assert before is not None and record.sn_last_refresh_at > before
     assert record.sn_last_rows_copied == len(d.source_rows())
     assert d.dest_rows() == d.source_rows()
+
+
+def test_the_watchdog_alerts_a_paused_snapshot_dag_once_and_clears_after_it_refreshes(
+    deployment: Deployment, smtp_server: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watchdog's check, run here against the deployment's catalog and its REST API (the DAG
+    runs the same function every 5 minutes; waiting for it would cost minutes)."""
+    from snaprepl.airflow.watchdog import paused_dags
+    from snaprepl.ops.watchdog import check
+    from snaprepl.settings import Settings
+
+    d = deployment
+    monkeypatch.setenv("AIRFLOW_CONN_WATCH_API", f"http://127.0.0.1:{d.cluster.port}")
+    settings = Settings(
+        conflict_notifier="email", conflict_email_to="ops@example.com", smtp_conn_id="test_smtp",
+        airflow_api_conn_id="watch_api",
+    )  # fmt: skip
+    dag = urllib.parse.quote(d.dag_id, safe="")
+    mails = smtp_server.bodies
+    d.cluster.api("PATCH", f"/api/v2/dags/{dag}", {"is_paused": True})
+    try:
+        assert d.dag_id in (paused_dags(settings) or set())
+        report = check(d.catalog, settings, paused=paused_dags(settings))
+        check(d.catalog, settings, paused=paused_dags(settings))  # still paused: no second alert
+    finally:
+        d.cluster.api("PATCH", f"/api/v2/dags/{dag}", {"is_paused": False})
+
+    assert [(c.condition, c.copy) for c in report.started if c.condition == "paused"] == [("paused", d.snapshot)]
+    assert len([m for m in mails() if f"{d.snapshot}: paused: DAG {d.dag_id} is paused" in m]) == 1, mails()
+    assert any(w.condition.condition == "paused" for w in d.catalog.watched().values())
+    d.run_dag()
+    report = check(d.catalog, settings, paused=paused_dags(settings))
+    assert [c.key for c in report.cleared] == [f"paused:{d.snapshot}"], report
+    assert [m for m in mails() if f"{d.snapshot}: paused cleared" in m], mails()
 
 
 @dataclass
@@ -197,7 +233,9 @@ def test_an_unreachable_subscriber_stops_no_other_in_a_dag_run_nor_on_the_comman
 
         d.source.run(f"UPDATE {p.table} SET name = 'pub again' WHERE id = 3")
         subs[SUB].run(f"INSERT INTO {p.table} (id, name) VALUES (4, 'sub')")
-        result = d.cluster.run([sys.executable, "-m", "snaprepl", "sql", f"REPL_UPDATE_SNAPSHOT('{p.item}', 2)"])
+        result = d.cluster.run(
+            [sys.executable, "-m", "snaprepl", "sql", f"REPL_UPDATE_SNAPSHOT('{p.item}', 2)"], timeout=600
+        )
 
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     errors = [line for line in result.stderr.splitlines() if f"subscriber {GONE} failed its pull" in line]
