@@ -47,13 +47,17 @@ class Watchdog(CatalogDatabase):
         }
 
     def start_watching(self, condition: Condition, since: datetime) -> None:
-        with self.begin() as conn:
-            conn.execute(
-                sa.insert(m.SYS_WATCHDOG).values(
-                    WD_KEY=condition.key, WD_CONDITION=condition.condition, WD_COPY=condition.copy,
-                    WD_SERVER=condition.server, WD_SINCE=since, WD_DETAIL=condition.detail[:4000],
-                )
-            )  # fmt: skip
+        """Record ``condition`` as alerted (a check running at the same time may have recorded it first)."""
+        try:
+            with self.begin() as conn:
+                conn.execute(
+                    sa.insert(m.SYS_WATCHDOG).values(
+                        WD_KEY=condition.key, WD_CONDITION=condition.condition, WD_COPY=condition.copy,
+                        WD_SERVER=condition.server, WD_SINCE=since, WD_DETAIL=condition.detail[:4000],
+                    )
+                )  # fmt: skip
+        except sa.exc.IntegrityError:
+            pass
 
     def stop_watching(self, key: str) -> None:
         with self.begin() as conn:
