@@ -30,6 +30,7 @@ from snaprepl.api_replication import (
     repl_server_name,
     repl_set_publication_schedule,
     repl_set_publication_spark_conn,
+    repl_set_publication_stale,
     repl_snp_server,
     repl_update_snapshot,
 )
@@ -241,6 +242,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_add_dav_cr,
         repl_set_publication_schedule,
         repl_set_publication_spark_conn,
+        repl_set_publication_stale,
         repl_purge_urplogs,
     )
 }

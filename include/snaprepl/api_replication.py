@@ -13,6 +13,7 @@ from snaprepl.arguments import checked
 from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
+from snaprepl.errors import InvalidArgument
 from snaprepl.ops import collection_pubs as coll
 from snaprepl.ops import spark_conns
 from snaprepl.ops.publications import (
@@ -220,6 +221,24 @@ def repl_set_publication_spark_conn(item: str, conn_id: str | None, *, catalog: 
     """The Spark connection of a publication's syncs, in place of ``[snaprepl] spark_conn_id``
     (snaprepl's addition; type ``spark`` or ``spark_connect``; NULL: the setting's)."""
     return str(spark_conns.set_publication_spark_conn(parse_table_ref(item), conn_id, catalog=_catalog(catalog)))
+
+
+@checked
+def repl_set_publication_stale(
+    item: str, type: int, hours: int | None, detach: int | None = None, *, catalog: Catalog | None = None
+) -> str:
+    """``REPL_SET_PUBLICATION_STALE(item, type, hours[, detach])`` (snaprepl's addition): its subscribers
+    are stale after ``hours`` without a completed pull or push, and with ``detach`` = 1 then detached
+    from the publisher's log purge (0: never; NULL: ``[snaprepl] stale_after_hours`` / ``detach_stale``)."""
+    catalog = _catalog(catalog)
+    key = _published(catalog, item, type)
+    if hours is not None and (isinstance(hours, bool) or not isinstance(hours, int) or hours < 1):
+        raise InvalidArgument(f"stale hours must be a whole number of 1 or more, not {hours!r}")
+    if detach not in (None, 0, 1):
+        raise InvalidArgument(f"detach must be 0, 1 or NULL, not {detach!r}")
+    catalog.update_publication(key, sp_stale_after_hours=hours, sp_detach_stale=detach)
+    rule = {None: "as [snaprepl] detach_stale says", 0: "never detached", 1: "then detached"}[detach]
+    return f"publication {key}: subscribers stale after {hours or 'stale_after_hours'} h, {rule}"
 
 
 @checked

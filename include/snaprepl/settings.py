@@ -65,6 +65,16 @@ class Settings:
         connection). A ``spark_connect`` Spark connection means ``connect`` whatever this says.
     :param connect_fallback: in ``connect`` mode, a Spark Connect server that does not answer makes
         jobs fall back to spark-submit (off: they fail, naming the connection and how to start it).
+    :param stale_after_hours: a snapshot or subscriber with no successful refresh, pull or push for
+        this many hours is ``stale`` (a publication's own REPL_SET_PUBLICATION_STALE overrides it).
+    :param detach_stale: a stale subscriber or incremental snapshot no longer holds its log's purge
+        back: it is detached, and then needs REPL_INIT_SNAPSHOT or a complete refresh.
+    :param reinit_detached: a detached subscriber's next sync pulls its local changes, then reloads it
+        (REPL_INIT_SNAPSHOT) instead of failing with a line saying it needs one.
+    :param log_backlog_alert_rows: the watchdog alerts when a log holds more rows than this (0: never).
+    :param watchdog_schedule: schedule of the ``snaprepl_watchdog`` DAG (see :mod:`snaprepl.ops.watchdog`).
+    :param airflow_api_conn_id: HTTP connection to Airflow's REST API (host, login, password) the
+        watchdog asks which snaprepl DAGs are paused; without it that check is not made.
     """
 
     catalog_conn_id: str = "snaprepl_catalog"
@@ -93,6 +103,12 @@ class Settings:
     lag_alert_minutes: int = 0
     spark_mode: str = "submit"
     connect_fallback: bool = False
+    stale_after_hours: int = 72
+    detach_stale: bool = False
+    reinit_detached: bool = False
+    log_backlog_alert_rows: int = 0
+    watchdog_schedule: str = "*/5 * * * *"
+    airflow_api_conn_id: str = "snaprepl_airflow_api"
 
     def __post_init__(self) -> None:
         if self.spark_mode not in SPARK_MODES:
@@ -115,6 +131,8 @@ class Settings:
             raise InvalidArgument("lock_timeout_seconds must be 1 or more, statement_timeout_seconds 0 or more")
         if self.history_keep_days < 1 or self.lag_alert_minutes < 0:
             raise InvalidArgument("history_keep_days must be 1 or more, lag_alert_minutes 0 or more")
+        if self.stale_after_hours < 1 or self.log_backlog_alert_rows < 0:
+            raise InvalidArgument("stale_after_hours must be 1 or more, log_backlog_alert_rows 0 or more")
         if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 15:
             # Sooner, Airflow 3.3's scheduler can queue the task again before it has processed the end
             # of its previous attempt, and then takes that end for an external kill (a retry).

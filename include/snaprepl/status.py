@@ -8,13 +8,22 @@ from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.dav_waiting import WaitingResource
-from snaprepl.catalog.records import HistoryRecord, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import (
+    COLLECTION_TYPE,
+    HistoryRecord,
+    LogRecord,
+    PublicationRecord,
+    SnapshotRecord,
+    SubscriptionRecord,
+    utcnow,
+)
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
+from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
 from snaprepl.status_render import render_json, render_text
@@ -30,6 +39,8 @@ class _PublicationContext:
     locks: Locks
     log: LogRecord | None
     probe: bool
+    settings: Settings
+    now: datetime
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -42,15 +53,20 @@ def _why(err: Exception) -> str:
 
 
 def _log_backlog(record: LogRecord) -> dict[str, Any]:
-    """Rows in the log and the newest SNAPTIME, read from the source database."""
+    """Rows in the log, its newest and oldest SNAPTIME, read from the source database."""
     try:
         database = Database.for_conn_id(record.snl_conn)
         dialect = database.dialect
         rlog = dialect.qualified(record.snl_schema, record.snl_rlog)
         snaptime = dialect.quote(dialect.log_columns.snaptime)
         with database.session() as session:
-            rows, newest = session.query(f"SELECT COUNT(*), MAX({snaptime}) FROM {rlog}")[0]
-        return {"rows": int(rows), "newest_snaptime": _iso(dialect.snaptime_value(newest)), "error": None}
+            rows, newest, oldest = session.query(f"SELECT COUNT(*), MAX({snaptime}), MIN({snaptime}) FROM {rlog}")[0]
+        return {
+            "rows": int(rows),
+            "newest_snaptime": _iso(dialect.snaptime_value(newest)),
+            "oldest_snaptime": _iso(dialect.snaptime_value(oldest)),
+            "error": None,
+        }
     except SnapreplError as err:
         return {"rows": None, "newest_snaptime": None, "error": str(err)}
     except Exception as err:  # an unreachable or broken source must not hide the rest of the report
@@ -88,7 +104,9 @@ def _pending(snapshot: SnapshotRecord, log: LogRecord | None) -> dict[str, Any]:
 
 def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _PublicationContext) -> dict[str, Any]:
     """One subscriber of publication ``item``: its state, and with ``probe`` what its next sync moves."""
-    replica = f"{sub.ss_schema}.{sub.ss_table}@{context.servers.get(sub.ss_server, '?')}"
+    conn = context.servers.get(sub.ss_server, "?")
+    collection = sub.ss_type == COLLECTION_TYPE  # the publisher's collection, on the subscriber's connection
+    replica = f"{item.rpartition('@')[0]}@{conn}" if collection else f"{sub.ss_schema}.{sub.ss_table}@{conn}"
     push_lease = f"push:{item}:{sub.ss_server}"
     entry: dict[str, Any] = {
         "server": sub.ss_server,
@@ -103,8 +121,10 @@ def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _
         "error": sub.ss_last_error,
         "running": _running(context.locks, push_lease),
         "died": run_state(context.locks.get(push_lease), None),
+        "stale": subscriber_is_stale(sub, catalog.publication(item), context.settings, context.now),
+        "detached_at": _iso(sub.ss_detached_at),
     }
-    replica_log = catalog.log(replica)
+    replica_log = None if collection else catalog.log(replica)
     if context.probe and replica_log is not None:
         entry["to_pull"] = _log_rows(replica_log)
     if context.probe and context.log is not None and entry["loaded"]:
@@ -128,16 +148,29 @@ def _publication(catalog: Catalog, publication: PublicationRecord, context: _Pub
         },
         "running": _running(locks, f"pull:{item}"),
         "died": run_state(locks.get(f"pull:{item}"), None),
-        "resolvers": [
-            {
-                "type": r.cr_type,
-                "order": r.cr_order,
-                "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
-            }
-            for r in catalog.resolvers(item)
-        ],
+        "resolvers": _resolvers(catalog, publication),
         "subscribers": [_subscriber(catalog, item, sub, context) for sub in catalog.subscriptions(item)],
     }
+
+
+def _resolvers(catalog: Catalog, publication: PublicationRecord) -> list[dict[str, Any]]:
+    """A table's conflict resolvers (REPL_ADD_SNAPSHOT_CR), or those set with REPL_ADD_DAV_CR on the
+    collections under a collection publication (with each one's collection)."""
+    if publication.sp_type == COLLECTION_TYPE:
+        root, _, conn_id = publication.sp_item.rpartition("@")
+        return [
+            {"collection": r.collection.rpartition("@")[0], "order": r.order, "resolver": r.klass,
+             "notify_email": r.notify_email}
+            for r in catalog.dav_resolvers_under(root, conn_id)
+        ]  # fmt: skip
+    return [
+        {
+            "type": r.cr_type,
+            "order": r.cr_order,
+            "resolver": (r.cr_class or r.cr_proc) + (f"({r.cr_column})" if r.cr_column else ""),
+        }
+        for r in catalog.resolvers(publication.sp_item)
+    ]
 
 
 def _waiting(publication: PublicationRecord, waiting: WaitingResource) -> dict[str, Any]:
@@ -160,14 +193,14 @@ def _waiting(publication: PublicationRecord, waiting: WaitingResource) -> dict[s
     }
 
 
-def _publications(catalog: Catalog, locks: Locks, probe: bool) -> list[dict[str, Any]]:
+def _publications(catalog: Catalog, locks: Locks, probe: bool, settings: Settings) -> list[dict[str, Any]]:
     servers = {s.server: s.db_address for s in catalog.servers()}
     waiting: dict[str, list[WaitingResource]] = {}
     for entry in catalog.waiting():
         waiting.setdefault(entry.item, []).append(entry)
     found = []
     for publication in catalog.publications():
-        context = _PublicationContext(servers, locks, catalog.log(publication.sp_item), probe)
+        context = _PublicationContext(servers, locks, catalog.log(publication.sp_item), probe, settings, utcnow())
         entry = _publication(catalog, publication, context)
         entry["waiting_on_locks"] = [_waiting(publication, w) for w in waiting.get(publication.sp_item, [])]
         found.append(entry)
@@ -204,7 +237,18 @@ def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
     return f"{oldest.sn_name} (SN_LAST_TS {_iso(oldest.sn_last_ts)})"
 
 
-def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool) -> dict[str, Any]:
+def _subscriber_blocker(subscribers: list[SubscriptionRecord]) -> str | None:
+    """The subscriber a purge of the publisher's log waits for (detached ones hold nothing back)."""
+    held = [s for s in subscribers if s.ss_last_push_ts is not None and s.ss_detached_at is None]
+    if not held:
+        return None
+    oldest = min(held, key=lambda s: s.ss_last_push_ts)  # type: ignore[arg-type, return-value]
+    return f"subscriber {oldest.ss_server} (pushed up to {_iso(oldest.ss_last_push_ts)})"
+
+
+def _log_entry(
+    record: LogRecord, snapshots: list[SnapshotRecord], probe: bool, subscribers: list[SubscriptionRecord]
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "source": record.snl_source,
         "dialect": record.snl_dialect,
@@ -217,6 +261,8 @@ def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool) 
         "last_purge_at": _iso(record.snl_last_purge_at),
         "purge_waits_for": _purge_blocker([s for s in snapshots if s.sn_source_table == record.snl_source]),
     }
+    if subscribers:  # a publisher's log: its purge waits for the loaded subscriber pushed to longest ago
+        entry["purge_waits_for"] = _subscriber_blocker(subscribers)
     if probe:
         entry["backlog"] = _log_backlog(record)
     return entry
@@ -280,16 +326,22 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             "snp_repl_tolerance_offset": settings.snp_repl_tolerance_offset,
             "snp_repl_purge_offset": settings.snp_repl_purge_offset,
         },
-        "snapshot_logs": [_log_entry(record, snapshots, probe) for record in log_records.values()],
+        "snapshot_logs": [
+            _log_entry(record, snapshots, probe, catalog.subscriptions(record.snl_source))
+            for record in log_records.values()
+        ],
         "snapshots": [_snapshot_entry(snapshot, locks, log_records, probe) for snapshot in snapshots],
         "servers": [{"server": s.server, "conn_id": s.db_address} for s in catalog.servers()],
-        "publications": _publications(catalog, locks, probe),
+        "publications": _publications(catalog, locks, probe, settings),
         "conflicts": [
             {**c, "last_at": _iso(c["last_at"]), "decision": DECISIONS.get(c["decision"], c["decision"])}
             for c in catalog.conflict_summary()
         ],
     }
     _add_last_runs(report, catalog.last_runs())
+    for entry, snapshot in zip(report["snapshots"], snapshots, strict=True):
+        entry["stale"] = snapshot.incremental and snapshot_is_stale(catalog, snapshot, settings, utcnow())
+    report["settings"].update(stale_after_hours=settings.stale_after_hours, detach_stale=settings.detach_stale)
     return report
 
 

@@ -63,12 +63,23 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
             ", ".join(entry["key_columns"]),
             _cell(entry.get("backlog")),
             (entry.get("backlog") or {}).get("newest_snaptime"),
+            (entry.get("backlog") or {}).get("oldest_snaptime"),
             entry["purged_before"],
             entry["purge_waits_for"],
         ]
         for entry in logs
     ]
-    headers = ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"]
+    headers = [
+        "source",
+        "kind",
+        "log table",
+        "key",
+        "rows",
+        "newest SNAPTIME",
+        "oldest",
+        "purged before",
+        "purge waits for",
+    ]
     return _table("snapshot logs", headers, rows)
 
 
@@ -76,6 +87,8 @@ def _refresh_outcome(entry: dict[str, Any]) -> str:
     """The snapshot's "last refresh" cell."""
     if entry["needs_complete_refresh"]:
         return "COMPLETE REFRESH REQUIRED"
+    if entry.get("stale"):
+        return f"stale, last {entry['last_refresh']['status'] or 'never'} {entry['last_refresh']['at'] or ''}".rstrip()
     if entry.get("waiting"):
         return f"running, {entry['waiting'][0]}"
     last = entry["last_refresh"]
@@ -122,6 +135,15 @@ def _sync_outcome(publication: dict[str, Any]) -> str:
     return f"{last['status']} {last['at']}" + (f": {(last['error'] or '')[:80]}" if last["error"] else "")
 
 
+def _resolver(r: dict[str, Any]) -> str:
+    """A table's resolver as ``<type><order>:<resolver>``, a collection's as ``<collection> <order>:<resolver>``."""
+    return (
+        f"{r['collection']} {r['order']}:{r['resolver']}"
+        if "collection" in r
+        else f"{r['type']}{r['order']}:{r['resolver']}"
+    )
+
+
 def _publications_table(publications: list[dict[str, Any]]) -> str:
     rows = [
         [
@@ -129,7 +151,7 @@ def _publications_table(publications: list[dict[str, Any]]) -> str:
             publication["publisher"],
             publication["schedule"] or "manual",
             _sync_outcome(publication),
-            ", ".join(f"{r['type']}{r['order']}:{r['resolver']}" for r in publication["resolvers"]) or "defaults",
+            ", ".join(_resolver(r) for r in publication["resolvers"]) or "defaults",
             publication["dag_id"],
         ]
         for publication in publications
@@ -142,6 +164,10 @@ def _subscriber_state(sub: dict[str, Any]) -> str:
     if sub["died"]:
         return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
     state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
+    if sub.get("detached_at"):
+        state = f"DETACHED {sub['detached_at']} (needs REPL_INIT_SNAPSHOT), {state}"
+    elif sub.get("stale"):
+        state = f"stale, {state}"
     return state + (f": {sub['error'][:80]}" if sub["error"] else "")
 
 

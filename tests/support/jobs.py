@@ -29,6 +29,7 @@ def in_process_syncer(spark: Any) -> Syncer:
             tolerance_minutes=settings.snp_repl_tolerance_offset,
             commit_rows=settings.refresh_commit_rows,
             catalog_conn=settings.catalog_conn_id,
+            reinit_detached=settings.reinit_detached,
         )
         publication = catalog.publication(item)
         job = collection_job if publication is not None and publication.sp_type == COLLECTION_TYPE else table_job

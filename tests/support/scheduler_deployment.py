@@ -18,11 +18,14 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import snapshot_dag_id
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase
+from tests.support.unreachable import closed_port
 
 #: The source connection's password. PostgreSQL trusts local connections, so any password works;
 #: it must never appear in a log.
 PASSWORD = f"Pw-{uuid.uuid4().hex}"
 SRC, DST, SUB = "sched_src", "sched_dst", "sched_sub"
+#: Two more subscribers (SQLite), and a connection to a port nothing listens on (GONE's, once it is gone).
+SUB2, GONE, CLOSED = "sched_sub2", "sched_gone", "sched_closed"
 
 
 @dataclass
@@ -71,6 +74,11 @@ def deployment(
             ),
             f"AIRFLOW_CONN_{DST.upper()}": f"sqlite:///{sqlite_db.name}",
             f"AIRFLOW_CONN_{SUB.upper()}": f"sqlite:///{tmp_path_factory.mktemp('subscriber') / 'sched_sub.db'}",
+            **{
+                f"AIRFLOW_CONN_{name.upper()}": f"sqlite:///{tmp_path_factory.mktemp('subscriber') / name}.db"
+                for name in (SUB2, GONE)
+            },
+            f"AIRFLOW_CONN_{CLOSED.upper()}": f"postgresql://{PG_ADMIN['user']}@127.0.0.1:{closed_port()}/gone",
         },
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))

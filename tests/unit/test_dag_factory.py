@@ -9,6 +9,7 @@ from dataclasses import fields, replace
 import pytest
 
 from snaprepl.airflow.dag_factory import build_dags, unbuildable_records
+from snaprepl.airflow.watchdog import WATCHDOG_DAG
 from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
 from snaprepl.dag_names import (
     LOG_PURGE_DAG,
@@ -38,12 +39,15 @@ def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
         URPLOG_PURGE_DAG,
         RPLOG_PURGE_DAG,
         LOG_PURGE_DAG,
+        WATCHDOG_DAG,
     }
     assert edges(dags["snaprepl_refresh__dst__main__copy"]) == {"refresh": []}
-    # Loaded subscribers only (s_c is not), pulled one after another in name order, then pushed in parallel.
+    # Loaded subscribers only (s_c is not), pulled one after another in name order, then pushed in
+    # parallel once every pull is done; each push also waits for its own subscriber's pull.
     assert edges(dags["snaprepl_sync__pub__public__items"]) == {
-        "pull__s_a": ["pull__s_b"],
-        "pull__s_b": ["push__s_a", "push__s_b"],
+        "pull__s_a": ["pull__s_b", "push__s_a"],
+        "pull__s_b": ["pulls_done", "push__s_b"],
+        "pulls_done": ["push__s_a", "push__s_b"],
         "push__s_a": [],
         "push__s_b": [],
     }
@@ -63,18 +67,40 @@ def test_a_publication_pulls_its_subscribers_in_turn_then_pushes_to_all() -> Non
     )
 
     [sync] = [
-        dag for dag_id, dag in build_dags(catalog=catalog, settings=Settings()).items() if dag_id != URPLOG_PURGE_DAG
+        dag
+        for dag_id, dag in build_dags(catalog=catalog, settings=Settings()).items()
+        if dag_id not in {URPLOG_PURGE_DAG, WATCHDOG_DAG}
     ]
 
     pushes = sorted(f"push__{task_key(s)}" for s in servers)
     assert task_key("odd name") != "odd name" and task_key("odd name").isascii()
+    odd = task_key("odd name")
     assert edges(sync) == {
-        "pull__alpha": ["pull__mid"],
-        "pull__mid": [f"pull__{task_key('odd name')}"],
-        f"pull__{task_key('odd name')}": ["pull__zeta"],
-        "pull__zeta": pushes,
+        "pull__alpha": ["pull__mid", "push__alpha"],
+        "pull__mid": [f"pull__{odd}", "push__mid"],
+        f"pull__{odd}": ["pull__zeta", f"push__{odd}"],
+        "pull__zeta": ["pulls_done", "push__zeta"],
+        "pulls_done": pushes,
         **{push: [] for push in pushes},
     }
+
+
+def test_a_failing_subscriber_stops_neither_the_other_pulls_nor_the_other_pushes() -> None:
+    """Each pull runs once the one before it is done however it ended; ``pulls_done`` once every
+    pull is done; a push once its own pull did not fail and every pull is done (a skipped pull, in a
+    push-only run, lets it run). Its upstreams are exactly those two."""
+    sync = build_dags(catalog=publication(), settings=Settings())[publication_dag_id(PUB)]
+
+    rules = {t.task_id: t.trigger_rule for t in sync.tasks}
+    assert rules == {
+        "pull__s_a": "all_done", "pull__s_b": "all_done", "pulls_done": "all_done",
+        "push__s_a": "none_failed", "push__s_b": "none_failed",
+    }  # fmt: skip
+    for server in ("s_a", "s_b"):
+        assert sorted(sync.get_task(f"push__{server}").upstream_task_ids) == [f"pull__{server}", "pulls_done"]
+    assert sync.get_task("pull__s_b").upstream_task_ids == {"pull__s_a"}
+    # The pushes are the leaves: a failed pull leaves its push upstream_failed, so the run fails.
+    assert sorted(t.task_id for t in sync.leaves) == ["push__s_a", "push__s_b"]
 
 
 COLL = "/flow/docs/@dav1"
@@ -95,16 +121,17 @@ def test_a_collection_publication_gets_the_publication_dag_shape() -> None:
 
     dags = build_dags(catalog=catalog, settings=Settings())
 
-    assert set(dags) == {publication_dag_id(COLL), URPLOG_PURGE_DAG}
+    assert set(dags) == {publication_dag_id(COLL), URPLOG_PURGE_DAG, WATCHDOG_DAG}
     assert publication_dag_id(COLL).startswith("snaprepl_sync__dav1__flow_docs") and publication_dag_id(COLL).isascii()
     sync = dags[publication_dag_id(COLL)]
     assert edges(sync) == {
-        "pull__dav2": ["pull__folder"],
-        "pull__folder": ["push__dav2", "push__folder"],
+        "pull__dav2": ["pull__folder", "push__dav2"],
+        "pull__folder": ["pulls_done", "push__folder"],
+        "pulls_done": ["push__dav2", "push__folder"],
         "push__dav2": [],
         "push__folder": [],
     }
-    steps = {t.task_id: (t.item, t.action, t.server) for t in sync.tasks}
+    steps = {t.task_id: (t.item, t.action, t.server) for t in sync.tasks if t.task_id != "pulls_done"}
     assert steps["pull__dav2"] == (COLL, "pull", "dav2") and steps["push__folder"] == (COLL, "push", "folder")
     assert sync.timetable.expression == "0 * * * *" and "collection of files" in (sync.doc_md or "")
     assert unbuildable_records(catalog=catalog, settings=Settings()) == []
@@ -114,7 +141,7 @@ def test_a_publication_without_loaded_subscribers_gives_no_sync_dag_but_its_purg
     catalog = publication()
     catalog._subscriptions = [replace(s, ss_init_state=None) for s in catalog._subscriptions]
 
-    assert set(build_dags(catalog=catalog, settings=Settings())) == {URPLOG_PURGE_DAG}
+    assert set(build_dags(catalog=catalog, settings=Settings())) == {URPLOG_PURGE_DAG, WATCHDOG_DAG}
     assert unbuildable_records(catalog=catalog, settings=Settings()) == []
 
 
@@ -138,6 +165,17 @@ def test_scheduled_and_purge_dags_are_created_unpaused_unless_the_setting_says_o
 
     assert {d: dag.is_paused_upon_creation for d, dag in unpaused.items()} == dict.fromkeys(unpaused, False)
     assert {d: dag.is_paused_upon_creation for d, dag in paused.items()} == dict.fromkeys(paused, True)
+
+
+def test_the_watchdog_dag_checks_every_five_minutes_unpaused_once_there_is_a_copy() -> None:
+    dags = build_dags(catalog=FakeCatalog([snapshot("main.a@dst")]), settings=Settings())
+
+    watchdog = dags[WATCHDOG_DAG]
+    assert edges(watchdog) == {"check": []} and watchdog.timetable.expression == "*/5 * * * *"
+    assert watchdog.is_paused_upon_creation is False and "snaprepl" in watchdog.tags
+    hourly = build_dags(catalog=FakeCatalog([snapshot("main.a@dst")]), settings=Settings(watchdog_schedule="@hourly"))
+    assert hourly[WATCHDOG_DAG].timetable.expression == "0 * * * *"
+    assert WATCHDOG_DAG not in build_dags(catalog=FakeCatalog(logs=[log("public.t@src")]), settings=Settings())
 
 
 @pytest.mark.parametrize("name", [f.name for f in fields(Settings) if f.type in {"bool", bool}])
@@ -168,9 +206,8 @@ def test_refresh_and_sync_tasks_run_one_at_a_time_with_timeout_and_pool() -> Non
         1, 1800, "snaprepl__src"
     )  # fmt: skip
     sync = dags[publication_dag_id(PUB)]
-    assert {(t.max_active_tis_per_dag, t.pool, t.trigger_rule) for t in sync.tasks} == {
-        (1, "snaprepl__pub", "none_failed")
-    }
+    steps = [t for t in sync.tasks if t.task_id != "pulls_done"]
+    assert {(t.max_active_tis_per_dag, t.pool) for t in steps} == {(1, "snaprepl__pub")}
     plain = build_dags(catalog=catalog, settings=Settings(pool="replication"))
     assert plain["snaprepl_refresh__dst__main__copy"].get_task("refresh").pool == "replication"
     assert plain["snaprepl_refresh__dst__main__copy"].get_task("refresh").execution_timeout is None
@@ -199,7 +236,7 @@ def test_odd_names_give_distinct_ascii_dag_ids_and_asset_uris() -> None:
 
     dags = build_dags(catalog=catalog, settings=Settings())
 
-    assert len(dags) == len(names), sorted(dags)
+    assert len(dags) == len(names) + 1 and WATCHDOG_DAG in dags, sorted(dags)
     assert all(d.isascii() and len(d) <= 250 for d in dags)
     assert snapshot_dag_id("main.with_space@myx") == "snaprepl_refresh__myx__main__with_space"
     uris = [dags[snapshot_dag_id(n)].get_task("refresh").outlets[0].uri for n in names]
@@ -233,7 +270,7 @@ def test_a_bad_record_is_reported_by_name_while_every_other_dag_loads() -> None:
     dags = build_dags(catalog=catalog, settings=Settings())
     problems = unbuildable_records(catalog=catalog, settings=Settings())
 
-    assert {"snaprepl_refresh__dst__main__good", LOG_PURGE_DAG, RPLOG_PURGE_DAG} == set(dags)
+    assert {"snaprepl_refresh__dst__main__good", LOG_PURGE_DAG, RPLOG_PURGE_DAG, WATCHDOG_DAG} == set(dags)
     assert [p.split(":")[0] for p in problems] == ["snapshot main.bad@dst", "snapshot main.broken@dst"]
     assert "AirflowTimetableInvalid" in problems[0]
     with pytest.raises(SnapreplError, match=r"catalog record snapshot main\.bad@dst cannot become a DAG"):
@@ -247,7 +284,9 @@ def test_a_bad_publication_is_left_out_while_snapshots_and_purges_load() -> None
 
     dags = build_dags(catalog=catalog, settings=Settings())
 
-    assert set(dags) == {"snaprepl_refresh__dst__main__good", URPLOG_PURGE_DAG, RPLOG_PURGE_DAG, LOG_PURGE_DAG}
+    assert set(dags) == {
+        "snaprepl_refresh__dst__main__good", URPLOG_PURGE_DAG, RPLOG_PURGE_DAG, LOG_PURGE_DAG, WATCHDOG_DAG
+    }  # fmt: skip
     assert [p.split(":")[0] for p in unbuildable_records(catalog=catalog, settings=Settings())] == [
         f"publication {PUB}"
     ]
@@ -257,7 +296,13 @@ def test_a_bad_publication_is_left_out_while_snapshots_and_purges_load() -> None
 
 @pytest.mark.parametrize(
     "wanted",
-    ["snaprepl_refresh__dst__main__a", "snaprepl_sync__pub__public__items", LOG_PURGE_DAG, URPLOG_PURGE_DAG],
+    [
+        "snaprepl_refresh__dst__main__a",
+        "snaprepl_sync__pub__public__items",
+        LOG_PURGE_DAG,
+        URPLOG_PURGE_DAG,
+        WATCHDOG_DAG,
+    ],
 )
 def test_a_task_process_builds_only_its_own_dag(wanted: str, monkeypatch: pytest.MonkeyPatch) -> None:
     catalog = publication()

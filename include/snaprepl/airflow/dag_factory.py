@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get_parsing_context, task
 
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
+from snaprepl.airflow.watchdog import WATCHDOG_DAG, add_tasks, dag_args
 from snaprepl.catalog.records import COLLECTION_TYPE, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import (
@@ -44,6 +46,8 @@ from snaprepl.settings import Settings
 log = logging.getLogger(__name__)
 
 TAG = "snaprepl"
+#: The publication DAG's task between the pulls and the pushes (done when every pull is, however it ended).
+PULLS_DONE = "pulls_done"
 DEFAULT_ARGS = {"owner": "snaprepl", "retries": 2, "retry_delay": timedelta(minutes=1)}
 #: DAGs start on this date: with catchup off it only bounds backfills.
 START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -228,7 +232,8 @@ def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
 def _publication_doc(publication: PublicationRecord, loaded: list[str]) -> str:
     head = (
         f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
-        f"subscribers {', '.join(f'`{s}`' for s in loaded)}. "
+        f"subscribers {', '.join(f'`{s}`' for s in loaded)}. A failing subscriber stops no other: its "
+        "push is not run, the others' steps are, and the run ends failed. "
     )
     if publication.sp_type == COLLECTION_TYPE:
         return head + (
@@ -252,7 +257,12 @@ def publication_dag(
 ) -> DAG | None:
     """Pull each loaded subscriber in name order (each pull writes to the publisher), then push to all
     in parallel; for tables and collections alike. Subscribers appear once REPL_INIT_SNAPSHOT has
-    loaded them."""
+    loaded them.
+
+    Subscribers are independent: a pull runs once the one before it is done, however it ended
+    (``all_done``), and ``pulls_done`` waits for every pull; a push runs after ``pulls_done`` (so it
+    carries every change pulled) unless its own subscriber's pull failed (``none_failed``: a skipped
+    pull, in a push-only run, lets it run). A failed pull fails its own push, so the run fails."""
     loaded = sorted(s.ss_server for s in subscriptions if s.ss_init_state == "done")
     if not loaded:
         return None
@@ -273,17 +283,27 @@ def publication_dag(
             )
         },
     ) as dag:
-        shared = {"item": publication.sp_item, "trigger_rule": "none_failed"}
+        shared: dict[str, Any] = {"item": publication.sp_item}
         shared.update(task_args(settings, publication.sp_item.rpartition("@")[2]))
         pulls = [
-            ReplicationSyncOperator(task_id=f"pull__{task_key(s)}", action="pull", server=s, **shared) for s in loaded
+            ReplicationSyncOperator(
+                task_id=f"pull__{task_key(s)}", action="pull", server=s, trigger_rule="all_done", **shared
+            )
+            for s in loaded
         ]
-        pushes = [
-            ReplicationSyncOperator(task_id=f"push__{task_key(s)}", action="push", server=s, **shared) for s in loaded
-        ]
-        chain(*pulls)
-        pulls[-1] >> pushes
+        done = EmptyOperator(task_id=PULLS_DONE, trigger_rule="all_done")
+        chain(*pulls, done)
+        for server, pull in zip(loaded, pulls, strict=True):
+            push = ReplicationSyncOperator(
+                task_id=f"push__{task_key(server)}", action="push", server=server, trigger_rule="none_failed", **shared
+            )
+            [pull, done] >> push
     return dag
+
+
+def watchdog_dag(settings: Settings) -> DAG:
+    """Checks every copy's freshness (see :mod:`snaprepl.airflow.watchdog`); unpaused as the purges."""
+    return add_tasks(_dag(settings, schedule=timetable(settings.watchdog_schedule), **dag_args(settings)), settings)
 
 
 def update_replay_log_purge_dag(settings: Settings) -> DAG:
@@ -318,6 +338,8 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
         )
     if publications:
         yield URPLOG_PURGE_DAG, "update replay log purge", lambda: update_replay_log_purge_dag(settings)
+    if publications or catalog.snapshots():
+        yield WATCHDOG_DAG, "freshness watchdog", lambda: watchdog_dag(settings)
     logs = catalog.logs()
     if logs:
         yield RPLOG_PURGE_DAG, "replay log purge", lambda: replay_log_purge_dag(settings)

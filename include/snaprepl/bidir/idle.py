@@ -36,8 +36,8 @@ def sync_if_idle(
     """The outcomes of sync job ``action`` (``pull``, ``push`` or a whole ``sync``) of ``item`` if no
     step has anything to do (recorded in the catalog as the job records them); None otherwise."""
     steps = _steps(catalog, item, action, server)
-    if steps is None:
-        return None
+    if steps is None or any(_detached(catalog, item, name) for step, name in steps if step == "push"):
+        return None  # a detached subscriber's push fails or reloads it: the job says which
     state = PublicationState(None, catalog, item, run_id, tolerance_minutes=tolerance_minutes, commit_rows=1)
     outcomes: list[tuple[Outcome, datetime]] = []
     try:
@@ -68,6 +68,11 @@ def _steps(catalog: Catalog, item: str, action: str, server: str | None) -> list
         loaded = loaded_servers(catalog, item)
         return [("pull", s) for s in loaded] + [("push", s) for s in loaded]
     return None
+
+
+def _detached(catalog: Catalog, item: str, server: str) -> bool:
+    sub = catalog.subscription(server, item)
+    return sub is not None and sub.ss_detached_at is not None
 
 
 def _lease(item: str, step: str, server: str) -> str:

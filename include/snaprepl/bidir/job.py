@@ -3,7 +3,7 @@ a publication of a collection runs :mod:`snaprepl.collections.job`, as ``submit/
 
 Actions: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one subscriber: the
 tasks of a publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded subscriber, in
-name order, then push to every one).
+name order, then push to every one whose pull succeeded; see :mod:`snaprepl.bidir.steps`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl import run_history
-from snaprepl.bidir.state import loaded_servers, record_step_succeeded, record_sync_succeeded
+from snaprepl.bidir.state import loaded_servers, record_step_succeeded
+from snaprepl.bidir.steps import detached_message, run_steps
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
-from snaprepl.errors import ReplicationError
+from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.spark.entrypoint import JobRun
 from snaprepl.spark.job_args import SyncJobArgs
 
@@ -36,22 +37,15 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
             init = lambda server: sync.init(server, args.rows_per_commit, atomic=args.atomic)  # noqa: E731
-            return [_recorded(catalog, sync.item, "init", args.server, init)]
+            outcome = _recorded(catalog, sync.item, "init", args.server, init)
+            catalog.update_subscription(args.server, sync.item, ss_detached_at=None)  # reloaded: attached again
+            return [outcome]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
         # latest sync activity, so status shows DAG runs and their failures too.
-        steps = {"pull": [(args.server, sync.pull)], "push": [(args.server, sync.push)]}.get(args.action)
-        if steps is None:
-            loaded = loaded_servers(catalog, args.item)
-            steps = [(server, sync.pull) for server in loaded] + [(server, sync.push) for server in loaded]
-        try:
-            outcomes = [_step(catalog, sync, server, action) for server, action in steps]
-        except BaseException as err:
-            catalog.update_publication(
-                args.item, sp_last_status="failed", sp_last_error=run_history.clean_error(err), sp_last_sync_at=utcnow()
-            )
-            raise
-        record_sync_succeeded(catalog, args.item)
-        return outcomes
+        kinds = [args.action] if args.action in {"pull", "push"} else ["pull", "push"]
+        servers = [args.server] if args.server else loaded_servers(catalog, args.item)
+        step = lambda kind, server: _step(catalog, sync, server, kind, args)  # noqa: E731
+        return run_steps(catalog, args.item, kinds, servers, step)
     finally:
         sync.dispose()
 
@@ -73,8 +67,18 @@ def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> A
     return outcome
 
 
-def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
-    kind = "pull" if action == sync.pull else "push"
+def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) -> Any:
+    """One pull or push, recorded; the push to a detached subscriber fails saying it needs a reload,
+    or (``reinit_detached``) reloads it: its pull, before, took its local changes."""
+    action = getattr(sync, kind)
+    sub = catalog.subscription(server, sync.item) if kind == "push" else None
+    if sub is not None and sub.ss_detached_at is not None:
+        if args.reinit_detached:
+            if args.action == "push":  # a DAG's push task: take its local changes first all the same
+                _step(catalog, sync, server, "pull", args)
+            kind, action = "init", lambda s: sync.init(s, args.rows_per_commit, atomic=args.atomic)
+        else:
+            action = _failing(CompleteRefreshRequired(detached_message(sub)))
     try:
         outcome = _recorded(catalog, sync.item, kind, server, action)
     except BaseException as err:
@@ -83,7 +87,16 @@ def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
         )
         raise
     record_step_succeeded(catalog, sync.item, server)
+    if kind == "init":
+        catalog.update_subscription(server, sync.item, ss_detached_at=None)
     return outcome
+
+
+def _failing(error: Exception) -> Callable[[str], Any]:
+    def fail(server: str) -> Any:
+        raise error
+
+    return fail
 
 
 def main(argv: Sequence[str] | None = None) -> int:

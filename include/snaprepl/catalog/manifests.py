@@ -144,6 +144,16 @@ class Manifests(CatalogDatabase):
         except IntegrityError:
             raise duplicate from None
 
+    def dav_resolvers_under(self, prefix: str, conn_id: str) -> list[DavResolver]:
+        """Resolvers of every collection under ``prefix`` on connection ``conn_id``, by collection and order."""
+        t = m.SYS_DAV_CR.c
+        query = sa.select(m.SYS_DAV_CR).where(t.DCR_COLLECTION.like(f"{prefix}%@{conn_id}"))
+        with self.begin() as conn:
+            rows = conn.execute(query.order_by(t.DCR_COLLECTION, t.DCR_ORDER)).fetchall()
+        return [
+            DavResolver(r.DCR_COLLECTION, r.DCR_ORDER, r.DCR_CLASS, r.DCR_NOTIFY_EMAIL, r.DCR_NOTIFY_TEXT) for r in rows
+        ]
+
     def delete_dav_resolvers(self, prefix: str, conn_id: str) -> None:
         """Resolvers of every collection under ``prefix`` (a collection path) on connection ``conn_id``."""
         t = m.SYS_DAV_CR.c

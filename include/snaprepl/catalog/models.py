@@ -104,6 +104,10 @@ SYS_SERVERS = Table(
     Column("CREATED_AT", TIMESTAMP, nullable=False),
 )
 
+STALE_COMMENT = "hours without a successful step before a subscriber is stale (NULL = [snaprepl] stale_after_hours)"
+DETACH_COMMENT = "1: detach stale subscribers, 0: never (NULL = [snaprepl] detach_stale)"
+DETACHED_COMMENT = "when the subscriber stopped holding the publisher's log purge back (it needs REPL_INIT_SNAPSHOT)"
+
 SYS_SNAPSHOT_PUB = Table(
     "SYS_SNAPSHOT_PUB",
     metadata,
@@ -118,6 +122,8 @@ SYS_SNAPSHOT_PUB = Table(
     Column("SP_LAST_STATUS", String(20)),
     Column("SP_LAST_ERROR", Text),
     Column("SP_CREATED_AT", TIMESTAMP, nullable=False),
+    Column("SP_STALE_AFTER_HOURS", Integer, comment=STALE_COMMENT),
+    Column("SP_DETACH_STALE", Integer, comment=DETACH_COMMENT),
 )
 
 SYS_SNAPSHOT_SUB = Table(
@@ -137,6 +143,7 @@ SYS_SNAPSHOT_SUB = Table(
     Column("SS_LAST_STATUS", String(20)),
     Column("SS_LAST_ERROR", Text),
     Column("SS_CREATED_AT", TIMESTAMP, nullable=False),
+    Column("SS_DETACHED_AT", TIMESTAMP, comment=DETACHED_COMMENT),
 )
 
 SYS_SNAPSHOT_CR = Table(
@@ -244,6 +251,18 @@ SYS_REPL_HISTORY = Table(
     Column("RH_LAG_SECONDS", Float, comment="source clock minus the newest applied SNAPTIME at the end; 0 caught up"),
     Column("RH_BACKLOG", BigInteger, comment="log rows still pending after the run"),
     Index("ix_sys_repl_history_copy_started", "RH_COPY", "RH_STARTED"),
+)
+
+#: The freshness watchdog's conditions alerted on and not yet seen clear (alerted when each starts and clears).
+SYS_WATCHDOG = Table(
+    "SYS_WATCHDOG",
+    metadata,
+    Column("WD_KEY", String(600), primary_key=True, comment="<condition>:<copy>[:<server>]"),
+    Column("WD_CONDITION", String(20), nullable=False, comment="lag, stale, paused or backlog"),
+    Column("WD_COPY", NAME, nullable=False, comment="snapshot, publication item or log"),
+    Column("WD_SERVER", IDENT),
+    Column("WD_SINCE", TIMESTAMP, nullable=False, comment="when the condition started"),
+    Column("WD_DETAIL", Text),
 )
 
 VERSION_TABLE = "alembic_version_snaprepl"

@@ -147,6 +147,8 @@ class PublicationRecord(Record):
     sp_rows_per_commit: int | None = None
     sp_last_status: str | None = None
     sp_last_error: str | None = None
+    sp_stale_after_hours: int | None = None
+    sp_detach_stale: int | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,7 @@ class SubscriptionRecord(Record):
     ss_last_push_at: datetime | None = None
     ss_last_status: str | None = None
     ss_last_error: str | None = None
+    ss_detached_at: datetime | None = None
 
 
 @dataclass(frozen=True)

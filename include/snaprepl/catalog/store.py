@@ -2,7 +2,8 @@
 
 :class:`Catalog` is the only code that touches the catalog tables; each of its parts (snapshot logs,
 snapshots, leases, publications, update replay log, conflicts, run history, collection manifests,
-resources waiting on locks) lives in a module of its own. Where the catalog database is: the Airflow
+resources waiting on locks, the watchdog's conditions)
+lives in a module of its own. Where the catalog database is: the Airflow
 connection ``[snaprepl] catalog_conn_id`` when defined, else the Airflow metadata database (see
 :mod:`snaprepl.catalog.location`).
 """
@@ -21,13 +22,23 @@ from snaprepl.catalog.manifests import Manifests
 from snaprepl.catalog.publications import Publications
 from snaprepl.catalog.snapshots import Snapshots
 from snaprepl.catalog.update_replay import UpdateReplayLog
+from snaprepl.catalog.watchdog import Watchdog
 from snaprepl.connections import ConnectionInfo
 from snaprepl.db import create_engine
 from snaprepl.settings import Settings
 
 
 class Catalog(
-    SnapshotLogs, Snapshots, Leases, Publications, UpdateReplayLog, Conflicts, History, Manifests, DavWaiting
+    SnapshotLogs,
+    Snapshots,
+    Leases,
+    Publications,
+    UpdateReplayLog,
+    Conflicts,
+    History,
+    Manifests,
+    DavWaiting,
+    Watchdog,
 ):
     """The SYS_* catalog in one database.
 

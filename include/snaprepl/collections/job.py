@@ -1,7 +1,8 @@
 """The sync job's actions for a publication of a collection (type 1), as :mod:`snaprepl.bidir.job`
 runs them for tables: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one
 subscriber: the tasks of the publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded
-subscriber, in name order, then push to every one).
+subscriber, in name order, then push to every one whose pull succeeded: a failing subscriber stops
+no other, see :mod:`snaprepl.bidir.steps`).
 
 Each step holds the lease a table's step holds (``pull:<item>``, ``push:<item>:<server>``), so a step
 of the CLI and one of a DAG never run at once, and is recorded in the run history and the
@@ -21,7 +22,8 @@ from typing import Any
 
 from snaprepl import run_history
 from snaprepl.bidir.job import sync_main
-from snaprepl.bidir.state import Outcome, loaded_servers, record_step_succeeded, record_sync_succeeded
+from snaprepl.bidir.state import Outcome, loaded_servers, record_step_succeeded
+from snaprepl.bidir.steps import run_steps
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
@@ -63,15 +65,7 @@ def run(spark: Any, args: SyncJobArgs, catalog: Catalog) -> list[Outcome]:
         return [_recorded(syncer, "init", args.server)]
     servers = [args.server] if args.server else loaded_servers(catalog, args.item)
     kinds = [args.action] if args.action in {"pull", "push"} else ["pull", "push"]
-    try:
-        outcomes = [_step(syncer, kind, server) for kind in kinds for server in servers]
-    except BaseException as err:
-        catalog.update_publication(
-            args.item, sp_last_status="failed", sp_last_error=run_history.clean_error(err), sp_last_sync_at=utcnow()
-        )
-        raise
-    record_sync_succeeded(catalog, args.item)
-    return outcomes
+    return run_steps(catalog, args.item, kinds, servers, lambda kind, server: _step(syncer, kind, server))
 
 
 def _store(syncer: CollectionSync, server: str) -> Store:

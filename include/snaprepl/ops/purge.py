@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from snaprepl.catalog.records import LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
+from snaprepl.ops.staleness import detach_stale_subscribers
 from snaprepl.settings import Settings
 
 
@@ -39,12 +40,22 @@ def purge_urplogs(*, catalog: Catalog, settings: Settings) -> PurgedUrplogs:
     return PurgedUrplogs(deleted)
 
 
-def publisher_log_cutoff(catalog: Catalog, record: LogRecord, tolerance: timedelta) -> tuple[datetime | None, str]:
-    """Entries of a publisher's log older than this are pushed to every loaded subscriber: min over them of
-    SS_LAST_PUSH_TS minus the tolerance. None when no subscriber is loaded (nothing is purged then)."""
-    loaded = [s for s in catalog.subscriptions(record.snl_source) if s.ss_last_push_ts is not None]
+def publisher_log_cutoff(
+    catalog: Catalog, record: LogRecord, tolerance: timedelta, settings: Settings | None = None
+) -> tuple[datetime | None, str]:
+    """Entries of a publisher's log older than this are pushed to every loaded subscriber that is not
+    detached: min over them of SS_LAST_PUSH_TS minus the tolerance. None when there is none (nothing
+    is purged then). With ``settings``, the publication's stale subscribers are detached first if its
+    rule says so (see :mod:`snaprepl.ops.staleness`)."""
+    if settings is not None:
+        detach_stale_subscribers(catalog, record.snl_source, settings)
+    subs = [s for s in catalog.subscriptions(record.snl_source) if s.ss_last_push_ts is not None]
+    loaded = [s for s in subs if s.ss_detached_at is None]
     if not loaded:
-        return None, "no loaded subscriber: nothing purged"
+        return (
+            None,
+            "every loaded subscriber is detached: nothing purged" if subs else "no loaded subscriber: nothing purged",
+        )
     return min(s.ss_last_push_ts for s in loaded) - tolerance, ""  # type: ignore[operator]
 
 

@@ -26,6 +26,7 @@ from snaprepl.ops.log_cascades import drop_cascades, plan_cascades
 from snaprepl.ops.purge import publisher_log_cutoff
 from snaprepl.ops.readonly import first_line
 from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
+from snaprepl.ops.staleness import detach_stale_snapshots
 from snaprepl.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,8 @@ BIDIR_KIND = "bidir"
 def _purge_bidir_log(record: LogRecord, *, catalog: Catalog, settings: Settings) -> PurgeResult:
     if catalog.publication(record.snl_source) is None:
         return PurgeResult(record.snl_source, note="a subscriber's log: pulls consume it, nothing to purge")
-    cutoff, note = publisher_log_cutoff(catalog, record, timedelta(minutes=settings.snp_repl_tolerance_offset))
+    tolerance = timedelta(minutes=settings.snp_repl_tolerance_offset)
+    cutoff, note = publisher_log_cutoff(catalog, record, tolerance, settings)
     if cutoff is None:
         return PurgeResult(record.snl_source, note=note)
     database = executable_database(record.snl_conn)
@@ -268,6 +270,7 @@ def purge_log(record: LogRecord, *, catalog: Catalog, settings: Settings, force:
     """Purge the snapshot log ``record`` (see :func:`purge_snapshot_log`)."""
     if record.snl_kind == BIDIR_KIND:
         return _purge_bidir_log(record, catalog=catalog, settings=settings)
+    detach_stale_snapshots(catalog, record.snl_source, settings)  # with detach_stale: they need a complete refresh
     snapshots = [s for s in catalog.snapshots_of_log(record.snl_source) if s.incremental]
     if not snapshots and not force:
         return PurgeResult(record.snl_source, note="no snapshot refreshes from it (pull replication): nothing purged")

@@ -65,6 +65,7 @@ class SyncJobArgs:
     commit_rows: int = 50_000
     catalog_conn: str = "snaprepl_catalog"
     run_id: str | None = None
+    reinit_detached: bool = False
 
     def to_argv(self) -> list[str]:
         args = [
@@ -75,6 +76,7 @@ class SyncJobArgs:
         ]  # fmt: skip
         args = [*args, "--run-id", self.run_id] if self.run_id else args
         args = [*args, "--server", self.server] if self.server else args
+        args = [*args, "--reinit-detached"] if self.reinit_detached else args
         return [*args, "--atomic"] if self.atomic else args
 
     @classmethod
@@ -89,4 +91,5 @@ class SyncJobArgs:
         parser.add_argument("--commit-rows", type=int, default=cls.commit_rows)
         parser.add_argument("--catalog-conn", default=cls.catalog_conn)
         parser.add_argument("--run-id", default=None)
+        parser.add_argument("--reinit-detached", action="store_true", help="a detached subscriber's push reloads it")
         return cls(**vars(parser.parse_args(argv)))

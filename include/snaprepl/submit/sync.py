@@ -50,6 +50,7 @@ def sync_arguments(
         commit_rows=settings.refresh_commit_rows,
         catalog_conn=settings.catalog_conn_id,
         run_id=run_id,
+        reinit_detached=settings.reinit_detached,
     ).to_argv()
 
 

@@ -233,7 +233,7 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     pull = d.cluster.trigger(p.dag_id, conf={"direction": "pull only"})
     d.cluster.wait_for_run(p.dag_id, pull, timeout=300)
     states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, pull)}
-    assert states == {f"pull__{p.server}": "success", f"push__{p.server}": "skipped"}, states
+    assert states == {f"pull__{p.server}": "success", "pulls_done": "success", f"push__{p.server}": "skipped"}, states
     assert d.rows(d.source, p.table) == [(1, "a"), (2, "from sub"), (3, "from pub")]
     assert d.rows(d.subscriber, p.table) == [(1, "a"), (2, "from sub")], "nothing was pushed"
     copy = f"{p.item}_{p.server}".replace("@", "_")  # the tag: ":" and "@" become "_"
@@ -253,7 +253,7 @@ def test_a_manual_sync_can_pull_only_or_push_only(deployment: Deployment, public
     push = d.cluster.trigger(p.dag_id, conf={"direction": "push only"})
     d.cluster.wait_for_run(p.dag_id, push, timeout=300)
     states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, push)}
-    assert states == {f"pull__{p.server}": "skipped", f"push__{p.server}": "success"}, states
+    assert states == {f"pull__{p.server}": "skipped", "pulls_done": "success", f"push__{p.server}": "success"}, states
     assert d.rows(d.subscriber, p.table) == d.rows(d.source, p.table)
     # The history names the DAG run each step ran in (Airflow's task environment reaches the job).
     recent = [(r.rh_kind, r.rh_outcome, r.rh_dag_run_id) for r in d.catalog.history(p.item, limit=2)]

@@ -42,16 +42,23 @@ from tests.support.scheduler_connect import (
     wait_until,
 )
 from tests.support.scheduler_deployment import (
+    CLOSED,
+    GONE,
     PASSWORD,
     SRC,
     SUB,
+    SUB2,
     Deployment,
     files_under,
     holds,
     spark_submit_lines,
 )
+from tests.support.scheduler_subscribers import ThreeSubscribers
+from tests.support.smtp import Inbox, smtp_server
+from tests.support.unreachable import unreachable
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+__all__ = ["smtp_server"]  # the fixture
 
 
 def test_the_scheduler_refreshes_incrementally_and_logs_no_secret(deployment: Deployment) -> None:
@@ -98,6 +105,40 @@ def test_a_run_with_mode_nonincremental_refreshes_completely(deployment: Deploym
     assert before is not None and record.sn_last_refresh_at > before
     assert record.sn_last_rows_copied == len(d.source_rows())
     assert d.dest_rows() == d.source_rows()
+
+
+def test_the_watchdog_alerts_a_paused_snapshot_dag_once_and_clears_after_it_refreshes(
+    deployment: Deployment, smtp_server: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watchdog's check, run here against the deployment's catalog and its REST API (the DAG
+    runs the same function every 5 minutes; waiting for it would cost minutes)."""
+    from snaprepl.airflow.watchdog import paused_dags
+    from snaprepl.ops.watchdog import check
+    from snaprepl.settings import Settings
+
+    d = deployment
+    monkeypatch.setenv("AIRFLOW_CONN_WATCH_API", f"http://127.0.0.1:{d.cluster.port}")
+    settings = Settings(
+        conflict_notifier="email", conflict_email_to="ops@example.com", smtp_conn_id="test_smtp",
+        airflow_api_conn_id="watch_api",
+    )  # fmt: skip
+    dag = urllib.parse.quote(d.dag_id, safe="")
+    mails = smtp_server.bodies
+    d.cluster.api("PATCH", f"/api/v2/dags/{dag}", {"is_paused": True})
+    try:
+        assert d.dag_id in (paused_dags(settings) or set())
+        report = check(d.catalog, settings, paused=paused_dags(settings))
+        check(d.catalog, settings, paused=paused_dags(settings))  # still paused: no second alert
+    finally:
+        d.cluster.api("PATCH", f"/api/v2/dags/{dag}", {"is_paused": False})
+
+    assert [(c.condition, c.copy) for c in report.started if c.condition == "paused"] == [("paused", d.snapshot)]
+    assert len([m for m in mails() if f"{d.snapshot}: paused: DAG {d.dag_id} is paused" in m]) == 1, mails()
+    assert any(w.condition.condition == "paused" for w in d.catalog.watched().values())
+    d.run_dag()
+    report = check(d.catalog, settings, paused=paused_dags(settings))
+    assert [c.key for c in report.cleared] == [f"paused:{d.snapshot}"], report
+    assert [m for m in mails() if f"{d.snapshot}: paused cleared" in m], mails()
 
 
 @dataclass
@@ -147,7 +188,7 @@ def test_the_scheduler_runs_a_publications_sync_dag(publication: Publication) ->
     d.cluster.wait_for_run(p.dag_id, run_id, timeout=300)
 
     states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, run_id)}
-    assert states == {f"pull__{SUB}": "success", f"push__{SUB}": "success"}, states
+    assert states == {f"pull__{SUB}": "success", "pulls_done": "success", f"push__{SUB}": "success"}, states
     assert p.rows(subscriber) == p.rows(d.source)
     assert [r[:3] for r in p.rows(d.source)] == [(1, "one", 10), (3, "three", 3), (9, "nine", 9)]
     [conflict] = d.catalog.conflicts(p.item)
@@ -158,6 +199,52 @@ def test_the_scheduler_runs_a_publications_sync_dag(publication: Publication) ->
     assert "1 conflicts notified" in task_log and "'U' conflict on key [1]" in task_log
     leaks = [path for path in files_under(d.cluster.home / "logs") if holds(path, PASSWORD)]
     assert not leaks, f"the publisher's password is in {leaks}"
+
+
+def test_an_unreachable_subscriber_stops_no_other_in_a_dag_run_nor_on_the_command_line(
+    three_subscribers: ThreeSubscribers,
+) -> None:
+    """The DAG run pulls and pushes the two healthy subscribers, fails the gone one's tasks and ends
+    failed; REPL_UPDATE_SNAPSHOT from the command line syncs the two, then exits 1 naming the third."""
+    p, d = three_subscribers, three_subscribers.deployment
+    subs = {name: p.replica(name) for name in (SUB, SUB2)}
+    d.source.run(f"UPDATE {p.table} SET name = 'pub' WHERE id = 1")
+    subs[SUB2].run(f"UPDATE {p.table} SET name = 'sub2' WHERE id = 2")
+    pull_gone = f"pull__{GONE}"
+
+    with unreachable(d.catalog, GONE, CLOSED):
+        run_id = d.cluster.trigger(p.dag_id)
+        # Its pull fails, and is retried as any task is; its retries used up (marked failed rather
+        # than waiting their delay), the run goes on without it.
+        state = lambda: {t["task_id"]: t["state"] for t in d.cluster.task_instances(p.dag_id, run_id)}  # noqa: E731
+        wait_until(lambda: state().get(pull_gone) == "up_for_retry", "the gone pull to fail once", timeout=180)
+        dag, run = (urllib.parse.quote(x, safe="") for x in (p.dag_id, run_id))
+        d.cluster.api("PATCH", f"/api/v2/dags/{dag}/dagRuns/{run}/taskInstances/{pull_gone}", {"new_state": "failed"})
+        wait_until(lambda: d.cluster.run_state(p.dag_id, run_id) == "failed", "the run to end failed", timeout=300)
+
+        assert state() == {
+            pull_gone: "failed", f"push__{GONE}": "upstream_failed", "pulls_done": "success",
+            **{f"{step}__{s}": "success" for step in ("pull", "push") for s in subs},
+        }, state()  # fmt: skip
+        assert all(p.rows(db) == p.rows(d.source) for db in subs.values())
+        assert [r[1] for r in p.rows(d.source)] == ["pub", "sub2", "three"]
+        failed = [r for r in d.catalog.history(p.item) if r.rh_dag_run_id == run_id and r.rh_outcome == "failed"]
+        assert {(r.rh_kind, r.rh_server) for r in failed} == {("pull", GONE)} and all(r.rh_error for r in failed)
+
+        d.source.run(f"UPDATE {p.table} SET name = 'pub again' WHERE id = 3")
+        subs[SUB].run(f"INSERT INTO {p.table} (id, name) VALUES (4, 'sub')")
+        result = d.cluster.run(
+            [sys.executable, "-m", "snaprepl", "sql", f"REPL_UPDATE_SNAPSHOT('{p.item}', 2)"], timeout=600
+        )
+
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    errors = [line for line in result.stderr.splitlines() if f"subscriber {GONE} failed its pull" in line]
+    assert len(errors) == 1 and "(2 of 3 synced)" in errors[0], result.stderr[-3000:]
+    assert not any(f"subscriber {s} " in result.stderr for s in subs), result.stderr[-3000:]
+    assert all(p.rows(db) == p.rows(d.source) for db in subs.values())
+    assert sorted(r[1] for r in p.rows(d.source)) == ["pub", "pub again", "sub", "sub2"]
+    gone = d.catalog.subscription(GONE, p.item)
+    assert gone is not None and gone.ss_last_status == "failed" and gone.ss_last_error
 
 
 def test_a_dag_whose_spark_connection_is_a_connect_server_runs_there(connect_snapshot: ConnectSnapshot) -> None:
@@ -221,10 +308,12 @@ def test_the_scheduler_runs_a_collections_sync_dag(collection_publication: Colle
     d.cluster.wait_for_run(c.dag_id, run_id, timeout=300)
 
     states = {t["task_id"]: t["state"] for t in d.cluster.task_instances(c.dag_id, run_id)}
-    assert states == {f"{step}__{s}": "success" for step in ("pull", "push") for s in (DAV2, FOLDER)}, states
+    assert states == {f"{step}__{s}": "success" for step in ("pull", "push") for s in (DAV2, FOLDER)} | {
+        "pulls_done": "success"
+    }, states
     expected = tree(c.roots[DAV1], COLL)
     assert set(expected) == {"a/b/deep.bin", "notes.txt", "x/y/new.txt"}
-    steps = {t: d.cluster.xcom(c.dag_id, run_id, t) for t in sorted(states)}  # the steps' outcomes, if not
+    steps = {t: d.cluster.xcom(c.dag_id, run_id, t) for t in sorted(states) if "__" in t}  # the outcomes, if not
     assert tree(c.roots[DAV2], COLL) == expected == tree(c.roots[FOLDER], COLL), steps
     assert (c.roots[FOLDER] / "shared/docs/a/b/deep.bin").read_bytes() == b"dav2's version"
     assert (c.roots[FOLDER] / "shared/docs/notes.txt").read_bytes() == b"publisher wins"

@@ -8,48 +8,17 @@ import email
 import email.policy
 import json
 import os
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from tests.support import notifiers
 from tests.support.bidir import Servers, change
+from tests.support.smtp import Inbox, smtp_server
 
-
-class Inbox:
-    """An aiosmtpd handler keeping what it receives."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.messages.append(envelope)
-        return "250 OK"
-
-
-@pytest.fixture
-def smtp_server() -> Iterator[Inbox]:
-    inbox = Inbox()
-    with socket.socket() as probe:  # a free port (aiosmtpd checks its server by connecting to it)
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    os.environ["AIRFLOW_CONN_TEST_SMTP"] = json.dumps(
-        {
-            "conn_type": "smtp",
-            "host": "127.0.0.1",
-            "port": port,
-            "extra": {"from_email": "snaprepl@example.com", "disable_tls": True, "disable_ssl": True},
-        }
-    )
-    yield inbox
-    controller.stop()
-    os.environ.pop("AIRFLOW_CONN_TEST_SMTP", None)
+__all__ = ["smtp_server"]  # the fixture
 
 
 def one_conflict(servers: Servers, items: Callable[..., str]) -> str:

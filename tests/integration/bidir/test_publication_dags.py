@@ -1,5 +1,5 @@
 """The DAGs generated for publications: a pull per loaded subscriber, one after another, then the
-pushes in parallel; and the scheduled purge of the update replay log."""
+pushes in parallel (each after its own pull); and the scheduled purge of the update replay log."""
 
 from __future__ import annotations
 
@@ -43,9 +43,11 @@ def test_a_publications_dag_pulls_in_order_then_pushes_in_parallel(
     first, second = sorted(servers.name(s) for s in servers.subscribers)
     pulls = [dag.get_task(f"pull__{task_key(s)}") for s in (first, second)]
     pushes = [dag.get_task(f"push__{task_key(s)}") for s in (first, second)]
-    assert pulls[0].downstream_task_ids == {pulls[1].task_id}, "pulls write the publisher: one after another"
-    assert pulls[1].downstream_task_ids == {p.task_id for p in pushes}
-    assert all(p.downstream_task_ids == set() and p.upstream_task_ids == {pulls[1].task_id} for p in pushes)
+    assert pulls[0].downstream_task_ids == {pulls[1].task_id, pushes[0].task_id}, "pulls write the publisher in turn"
+    assert pulls[1].downstream_task_ids == {"pulls_done", pushes[1].task_id}
+    assert dag.get_task("pulls_done").downstream_task_ids == {p.task_id for p in pushes}
+    assert all(p.downstream_task_ids == set() for p in pushes)
+    assert [p.upstream_task_ids for p in pushes] == [{pull.task_id, "pulls_done"} for pull in pulls]
     for task in pulls + pushes:
         assert isinstance(task, ReplicationSyncOperator) and isinstance(task, SparkSubmitOperator)
         assert task.item == item and task.max_active_tis_per_dag == 1
@@ -68,6 +70,7 @@ def test_a_subscriber_joins_the_dag_once_loaded(servers: Servers, sql: Callable[
 
     assert {t.task_id for t in dagbag().dags[publication_dag_id(item)].tasks} == {
         f"pull__{task_key(lite)}",
+        "pulls_done",
         f"push__{task_key(lite)}",
     }
     sql(f"REPL_DROP_SNAPSHOT_PUB('{item}', 2)")

@@ -119,10 +119,17 @@ def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: A
     assert "1 copied" in str(results[3])
     assert (sides.folder / "stmt/c/s/one.txt").read_bytes() == b"one"
     status = collect_status(coll_catalog, settings, probe=False)
-    assert "/stmt/c/@dav1" in render_text(status)
+    text = render_text(status)
+    assert "/stmt/c/@dav1" in text and "None" not in text
     [entry] = [p for p in status["publications"] if p["item"] == "/stmt/c/@dav1"]
     [sub] = entry["subscribers"]
     assert sub["server"] == "folder" and sub["loaded"] and sub["last_push_at"] is not None
+    # The subscriber's replica is the collection on its connection; the resolvers are REPL_ADD_DAV_CR's.
+    assert sub["replica"] == f"/stmt/c/@{coll_catalog.server('folder').db_address}" and sub["replica"] in text
+    assert entry["resolvers"] == [
+        {"collection": "/stmt/c/s/", "order": 1, "resolver": "sub_wins", "notify_email": "owner@example.org"}
+    ]
+    assert "/stmt/c/s/ 1:sub_wins" in text
     assert entry["dag_id"] == publication_dag_id("/stmt/c/@dav1") and entry["last_sync"]["status"] == "succeeded"
     results = run_script("REPL_SET_PUBLICATION_SCHEDULE('/stmt/c/@dav1', '*/30 * * * *')", catalog=coll_catalog)
     assert coll_catalog.publication("/stmt/c/@dav1").sp_schedule == "*/30 * * * *", results

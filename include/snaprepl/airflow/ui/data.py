@@ -94,12 +94,27 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     publications = [p for p in report["publications"] if p["dag_id"] in user_dags]
     for publication in publications:
         publication["dag"] = runs.get(publication["dag_id"])
+    _add_alerts(catalog, snapshots, publications)
     return {
         "snapshots": snapshots,
         "snapshot_logs": [log for log in report["snapshot_logs"] if log["source"] in sources],
         "publications": publications,
         "conflicts": [c for c in report["conflicts"] if publication_dag_id(c["item"]) in user_dags],
     }
+
+
+def _add_alerts(catalog: Catalog, snapshots: list[dict[str, Any]], publications: list[dict[str, Any]]) -> None:
+    """Each copy's conditions the watchdog found (``alerts``: "<condition>: <detail>")."""
+    held: dict[tuple[str, str | None], list[str]] = {}
+    for watched in catalog.watched().values():
+        c = watched.condition
+        held.setdefault((c.copy, c.server), []).append(f"{c.condition}: {c.detail}")
+    for snapshot in snapshots:
+        snapshot["alerts"] = held.get((snapshot["name"], None), [])
+    for publication in publications:
+        publication["alerts"] = held.get((publication["item"], None), [])
+        for sub in publication["subscribers"]:
+            sub["alerts"] = held.get((publication["item"], sub["server"]), [])
 
 
 def readable_items(catalog: Catalog, user_dags: set[str]) -> list[str]:

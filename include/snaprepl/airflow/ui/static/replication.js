@@ -51,6 +51,8 @@ function say(text, isError) {
 
 function snapshotState(s) {
   if (s.needs_complete_refresh) return ["complete refresh required", "state-bad"];
+  if (s.alerts && s.alerts.length) return [s.alerts.join("; "), "state-bad"];
+  if (s.stale) return ["stale", "state-bad"];
   if (s.running) return [`running (${s.running.run_id})`, "state-warn"];
   if (s.died) return ["died", "state-bad"];
   const last = s.last_refresh || {};
@@ -144,8 +146,9 @@ function drawSubscriptions(publications) {
       if (!sub) { cell(row, "no subscriber").colSpan = 6; continue; }
       cell(row, sub.server);
       cell(row, sub.replica);
-      cell(row, sub.status || (sub.loaded ? "loaded" : `not loaded (${sub.init_state || "no init"})`),
-           sub.error ? "state-bad" : "");
+      const flags = [sub.detached_at ? "detached: needs REPL_INIT_SNAPSHOT" : sub.stale ? "stale" : "", ...(sub.alerts || [])];
+      cell(row, [...flags.filter(Boolean), sub.status || (sub.loaded ? "loaded" : `not loaded (${sub.init_state || "no init"})`)].join("; "),
+           sub.error || sub.stale || sub.detached_at ? "state-bad" : "");
       cell(row, count(sub.to_pull), "num");
       cell(row, count(sub.to_push), "num");
       const last = cell(row, when(sub.last_pull_at) || "—");

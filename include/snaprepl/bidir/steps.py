@@ -1,0 +1,82 @@
+"""The steps of one sync job, for tables (:mod:`snaprepl.bidir.job`) and collections
+(:mod:`snaprepl.collections.job`) alike, with subscribers independent of each other.
+
+REPL_UPDATE_SNAPSHOT pulls every loaded subscriber in name order, then pushes to each one whose pull
+succeeded (a push carries every change pulled before it). A subscriber that fails (unreachable, say)
+stops none of the others: every other step still runs, then the job fails with one line per failed
+subscriber, naming its step and why. Each step records itself in the history and the subscription's
+status (the ``step`` callable does); this records the publication's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from snaprepl.bidir.state import Outcome, record_sync_succeeded
+from snaprepl.catalog.records import SubscriptionRecord, utcnow
+from snaprepl.catalog.store import Catalog
+from snaprepl.errors import ReplicationError, SnapreplError
+from snaprepl.run_history import clean_error
+
+#: Runs one step: (kind, server) -> its outcome; records it, and raises if it failed.
+Step = Callable[[str, str], Outcome]
+
+
+def run_steps(catalog: Catalog, item: str, kinds: Sequence[str], servers: Sequence[str], step: Step) -> list[Outcome]:
+    """Every step ``kind`` (``pull`` before ``push``) with every server; a server whose step failed
+    gets no later step. Raises when any failed: the step's own error when the job had one server
+    (a DAG task), else :func:`failed_subscribers`."""
+    outcomes: list[Outcome] = []
+    failed: dict[str, tuple[str, Exception]] = {}
+    try:
+        for kind in kinds:
+            for server in servers:
+                if server in failed:
+                    continue
+                try:
+                    outcomes.append(step(kind, server))
+                except Exception as err:
+                    failed[server] = (kind, err)
+    except BaseException as err:  # interrupted: no later step runs
+        _record_failed(catalog, item, err)
+        raise
+    if failed:
+        error = next(iter(failed.values()))[1] if len(servers) == 1 else failed_subscribers(item, failed, servers)
+        _record_failed(catalog, item, error)
+        raise error
+    record_sync_succeeded(catalog, item)
+    return outcomes
+
+
+def failed_subscribers(item: str, failed: dict[str, tuple[str, Exception]], servers: Sequence[str]) -> SnapreplError:
+    """One error with a line per failed subscriber: ``<item>: subscriber <s> failed its <step>: <why>``.
+    Its class is the steps' own when they all share one (a busy lease stays :class:`SnapshotBusy`)."""
+    synced = len(servers) - len(failed)
+    lines = [
+        f"{item}: subscriber {server} failed its {kind} ({synced} of {len(servers)} synced): {_one_line(err)}"
+        for server, (kind, err) in sorted(failed.items())
+    ]
+    kinds = {type(err) for _, err in failed.values()}
+    cls = kinds.pop() if len(kinds) == 1 else ReplicationError
+    if not issubclass(cls, SnapreplError) or cls.__init__ is not SnapreplError.__init__:
+        cls = ReplicationError
+    return cls("\n".join(lines))
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(clean_error(err).split())
+
+
+def _record_failed(catalog: Catalog, item: str, err: BaseException) -> None:
+    catalog.update_publication(item, sp_last_status="failed", sp_last_error=clean_error(err), sp_last_sync_at=utcnow())
+
+
+def detached_message(sub: SubscriptionRecord) -> str:
+    """The one line a detached subscriber's push fails with (see :mod:`snaprepl.ops.staleness`)."""
+    at = sub.ss_detached_at
+    when = f"{at:%Y-%m-%d %H:%M:%S} UTC" if at else "earlier"
+    return (
+        f"subscriber {sub.ss_server} of {sub.ss_item} was detached at {when} (stale: no sync for longer than its "
+        f"stale threshold), and the publisher's log was purged past it; it needs "
+        f"REPL_INIT_SNAPSHOT('{sub.ss_server}', '{sub.ss_item}', {sub.ss_type}) (or set reinit_detached)"
+    )
