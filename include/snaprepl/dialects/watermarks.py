@@ -103,6 +103,11 @@ class Watermarks:
         """Whether the log table ``rlog`` has the transaction-id column."""
         return False
 
+    def xid_log_step_sql(self, rlog: str) -> str:
+        """Add the column of the writing transaction's id (:data:`XID_COLUMN`) to the log table ``rlog``
+        (qualified); the triggers write it."""
+        raise NotImplementedError(f"{type(self).__name__} records no transaction ids")
+
     def xid_window_sql(self, column: str, snaptime_rule: str, prev: str | None, cur: str) -> str:
         """A condition on a log's xid ``column``: the entry's transaction is visible in snapshot ``cur``
         and was not in ``prev``; without ``prev``, every entry visible in ``cur`` and those without
@@ -125,8 +130,6 @@ class PostgresWatermarks(Watermarks):
     )
 
     def xid_log_step_sql(self, rlog: str) -> str:
-        """Add the column of the writing transaction's id (:data:`XID_COLUMN`) to a new log table
-        ``rlog`` (qualified); the triggers write it with :meth:`xid_value_sql`."""
         return f"ALTER TABLE {rlog} ADD COLUMN {self.quote(XID_COLUMN)} xid8"
 
     def xid_value_sql(self) -> str:

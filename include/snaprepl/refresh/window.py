@@ -17,6 +17,7 @@ from snaprepl.dialects.model import SqlSession
 from snaprepl.dialects.watermarks import XID_COLUMN, HighWater
 from snaprepl.errors import CompleteRefreshRequired, SnapshotLogNotFound
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.log_upgrade import upgrade_to_xids
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.sql.change_queries import log_entries_sql
 
@@ -135,15 +136,18 @@ def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> Wi
             f"{reach:%Y-%m-%d %H:%M:%S} (Oracle's ORA-12034)",
         )
     source = ends.source_db.dialect
+    upgraded, upgrade = upgrade_to_xids(catalog, ends.source_db, log)
     with ends.source_db.session() as session:
         high = source.high_water(session)
         by_xids = source.logs_xids and source.log_has_xids(session, log.snl_schema, log.objects.rlog)
-    prev = snapshot.sn_xid_snapshot if by_xids else None
+    prev = snapshot.sn_xid_snapshot if by_xids and not upgraded else None
     # Exact: the watermark never passed an entry that could still commit, so only the boundary is
     # read again; the tolerance covers what is not exact, and a clock that went back.
     exact = (by_xids and prev is not None) or (high.exact and high.clock >= snapshot.sn_last_ts)
     start = snapshot.sn_last_ts if exact else reach
     replayed = [] if by_xids and prev is not None else catalog.replayed_since(name, start)
+    if upgrade:
+        high = replace(high, note="; ".join(n for n in (high.note, upgrade) if n))
     return Window(log, start, by_xids, prev, replayed, high)
 
 
