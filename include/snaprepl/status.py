@@ -18,6 +18,7 @@ from snaprepl.errors import SnapreplError
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
 from snaprepl.status_render import render_json, render_text
+from snaprepl.status_watermarks import log_watermarks
 
 Locks = dict[str, tuple[str, str, datetime]]
 
@@ -204,7 +205,7 @@ def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
     return f"{oldest.sn_name} (SN_LAST_TS {_iso(oldest.sn_last_ts)})"
 
 
-def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool) -> dict[str, Any]:
+def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool, settings: Settings) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "source": record.snl_source,
         "dialect": record.snl_dialect,
@@ -219,6 +220,7 @@ def _log_entry(record: LogRecord, snapshots: list[SnapshotRecord], probe: bool) 
     }
     if probe:
         entry["backlog"] = _log_backlog(record)
+        entry["watermarks"] = log_watermarks(record, settings)
     return entry
 
 
@@ -271,7 +273,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             "snp_repl_tolerance_offset": settings.snp_repl_tolerance_offset,
             "snp_repl_purge_offset": settings.snp_repl_purge_offset,
         },
-        "snapshot_logs": [_log_entry(record, snapshots, probe) for record in log_records.values()],
+        "snapshot_logs": [_log_entry(record, snapshots, probe, settings) for record in log_records.values()],
         "snapshots": [_snapshot_entry(snapshot, locks, log_records, probe) for snapshot in snapshots],
         "servers": [{"server": s.server, "conn_id": s.db_address} for s in catalog.servers()],
         "publications": _publications(catalog, locks, probe),

@@ -94,6 +94,11 @@ def test_mariadb_without_process_privilege_says_the_watermark_is_not_exact(
         assert outcome.rows_upserted == 1
         assert outcome.note and "PROCESS" in outcome.note, outcome.note
         assert "PROCESS" in str(outcome)
+        from snaprepl.status import collect_status
+
+        report = collect_status(no_tolerance["catalog"], no_tolerance["settings"])
+        [entry] = [log for log in report["snapshot_logs"] if log["source"].endswith(f"@{conn_id}")]
+        assert entry["watermarks"]["mode"].startswith("not exact") and "PROCESS" in entry["watermarks"]["note"]
     finally:
         with mysql_admin_connect() as admin:
             admin.cursor().execute(f"DROP USER '{user}'@'%'")
@@ -126,3 +131,59 @@ def test_sqlite_copy_mark_waits_for_the_open_writer(sqlite_db, pg_db, no_toleran
     assert not failed, failed
     api.repl_refresh_inc_snapshot(dst, **no_tolerance)
     assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "from-long-tx"), (2, "a")]
+
+
+@pytest.mark.parametrize("fixture", ["pg_db", "mysql_db"])
+def test_status_names_the_transaction_holding_watermarks_back(
+    fixture: str, request: pytest.FixtureRequest, catalog, settings, unique_name
+) -> None:
+    from snaprepl.db import Database
+    from snaprepl.status import collect_status
+    from snaprepl.status_render import render_text
+    from snaprepl.status_watermarks import BY_XIDS, CAPPED
+
+    db: RealDatabase = request.getfixturevalue(fixture)
+    src = f"{unique_name}_s"
+    db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v varchar(40))", f"INSERT INTO {src} VALUES (1, 'a')")
+    api.repl_create_snapshot_log(f"{src}@{db.conn_id}", catalog=catalog)
+    with db.connect() as conn:
+        cur = conn.cursor()
+        cur.execute({"pg_db": "SELECT pg_backend_pid()", "mysql_db": "SELECT CONNECTION_ID()"}[fixture])
+        pid = str(cur.fetchone()[0])
+        cur.execute("BEGIN")
+        cur.execute(f"UPDATE {src} SET v = 'held' WHERE id = 1")
+        time.sleep(2.2)
+        database = Database.for_conn_id(db.conn_id)
+        with database.session() as session:
+            found = database.dialect.open_transactions(session, 2 / 60)
+        report = collect_status(catalog, settings)
+        cur.execute("ROLLBACK")
+    [held] = [t for t in found if t.session == pid]
+    assert held.age_seconds >= 2 and held.user == {"pg_db": "postgres", "mysql_db": "root"}[fixture]
+    assert held.describe().startswith(f"session {pid} of {held.user} open since")
+    [entry] = [log for log in report["snapshot_logs"] if log["source"].startswith(f"{db.schema}.{src}@")]
+    assert entry["watermarks"]["mode"] == {"pg_db": BY_XIDS, "mysql_db": CAPPED}[fixture]
+    assert entry["watermarks"]["long_transactions"] == [], "10 minutes by default: not long yet"
+    assert entry["watermarks"]["mode"] in render_text(report)
+
+
+def test_an_old_postgres_log_is_upgraded_at_the_next_refresh(pg_db, no_tolerance, unique_name) -> None:
+    """A log made before transaction ids (no SNAPXID, a trigger that does not write it) gets both at the
+    next refresh; its entries without an xid are applied by SNAPTIME, later ones by transaction ids."""
+    src, dst = _snapshot(pg_db, pg_db, unique_name, no_tolerance)
+    function = f"public.public_{src}_rlog_fn"
+    [(definition,)] = pg_db.rows(f"SELECT pg_get_functiondef('{function}'::regproc)")
+    for new in (', "SNAPXID" = EXCLUDED."SNAPXID"', ', "SNAPXID"', ", pg_current_xact_id()"):
+        definition = definition.replace(new, "")
+    pg_db.run(f'ALTER TABLE "RLOG_{src}" DROP COLUMN "SNAPXID"', definition)
+    pg_db.run(f"UPDATE {src} SET v = 'old log' WHERE id = 2")
+    assert pg_db.rows(f'SELECT COUNT(*) FROM "RLOG_{src}"') == [(1,)]
+
+    outcome = api.repl_refresh_inc_snapshot(dst, **no_tolerance)
+    assert outcome.rows_upserted == 1 and not outcome.note
+    assert pg_db.rows(f'SELECT COUNT(*) FROM "RLOG_{src}" WHERE "SNAPXID" IS NULL') == [(1,)]
+    pg_db.run(f"UPDATE {src} SET v = 'new log' WHERE id = 1")
+    assert pg_db.rows(f'SELECT COUNT(*) FROM "RLOG_{src}" WHERE "SNAPXID" IS NOT NULL') == [(1,)]
+    outcome = api.repl_refresh_inc_snapshot(dst, **no_tolerance)
+    assert outcome.rows_upserted == 1, "the entry without an xid is not read again"
+    assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "new log"), (2, "old log")]
