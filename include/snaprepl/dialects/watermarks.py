@@ -118,6 +118,12 @@ class Watermarks:
         """Transactions open longer than ``older_than_minutes``, oldest first; None: cannot tell."""
         return None
 
+    def claim_pending_sql(self, rlog: str, sync: str) -> list[str]:
+        """Statements that mark the pending entries of a subscriber's log ``rlog`` (qualified; ``sync``
+        its quoted SYNC_ID column) with ``:run``, passing over those a transaction still open holds:
+        a pull takes them once that transaction commits, instead of waiting for it."""
+        return [f"UPDATE {rlog} SET {sync} = :run WHERE {sync} = ''"]
+
 
 class PostgresWatermarks(Watermarks):
     logs_xids = True
@@ -160,6 +166,12 @@ class PostgresWatermarks(Watermarks):
         )
         return bool(rows)
 
+    def claim_pending_sql(self, rlog: str, sync: str) -> list[str]:
+        return [
+            f"UPDATE {rlog} SET {sync} = :run WHERE ctid = ANY(ARRAY("
+            f"SELECT ctid FROM {rlog} WHERE {sync} = '' FOR UPDATE SKIP LOCKED))"
+        ]
+
     def xid_window_sql(self, column: str, snaptime_rule: str, prev: str | None, cur: str) -> str:
         current = f"pg_visible_in_snapshot({column}, {self.literal(cur)}::pg_snapshot)"
         if prev is None:
@@ -183,6 +195,11 @@ _NEEDS_PROCESS = "1227"
 class MySqlWatermarks(Watermarks):
     #: INNODB_TRX.trx_started is in the server's system time zone, whatever the session's.
     _LOCAL_NOW = "CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', 'SYSTEM')"
+
+    def claim_pending_sql(self, rlog: str, sync: str) -> list[str]:
+        # READ COMMITTED: InnoDB's semi-consistent read passes over a row another transaction has
+        # inserted and not committed, where REPEATABLE READ would wait for its lock.
+        return ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED", *super().claim_pending_sql(rlog, sync)]
 
     def high_water(self, session: SqlSession) -> HighWater:
         # Transactions that wrote, or run a statement now (whose trigger stamps are its start); then

@@ -62,3 +62,15 @@ def test_a_long_publisher_transaction_is_pushed_once_it_commits(
     expected = [(1, "from-long-tx"), (2, "b2")]
     assert pub.rows(f"SELECT id, v FROM {table} ORDER BY id") == expected
     assert sub.rows(f"SELECT id, v FROM {table} ORDER BY id") == expected
+
+
+@pytest.mark.parametrize("sub_side", ["my"])  # SQLite: no other session commits while a writer is open
+def test_a_long_subscriber_transaction_is_pulled_once_it_commits(
+    servers: Servers, strict_sql: Callable[[str], list[Any]], sub_side: str
+) -> None:
+    sub = getattr(servers, sub_side)
+    table = _published(servers, servers.pub, sub, strict_sql)
+    _hold_and_sync(sub, table, f"{table}@{servers.pub.conn_id}", strict_sql)
+    expected = [(1, "from-long-tx"), (2, "b2")]
+    assert sub.rows(f"SELECT id, v FROM {table} ORDER BY id") == expected
+    assert servers.pub.rows(f"SELECT id, v FROM {table} ORDER BY id") == expected
