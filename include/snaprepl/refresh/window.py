@@ -136,10 +136,12 @@ def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> Wi
             f"{reach:%Y-%m-%d %H:%M:%S} (Oracle's ORA-12034)",
         )
     source = ends.source_db.dialect
-    upgraded, upgrade = upgrade_to_xids(catalog, ends.source_db, log)
-    with ends.source_db.session() as session:
-        high = source.high_water(session)
-        by_xids = source.logs_xids and source.log_has_xids(session, log.snl_schema, log.objects.rlog)
+    high, by_xids = _high_water(ends, log)
+    upgraded, upgrade = False, None
+    if source.logs_xids and not by_xids:  # a log made before transaction ids: upgrade it, then look again
+        upgraded, upgrade = upgrade_to_xids(catalog, ends.source_db, log)
+        if upgraded:
+            high, by_xids = _high_water(ends, log)
     prev = snapshot.sn_xid_snapshot if by_xids and not upgraded else None
     # Exact: the watermark never passed an entry that could still commit, so only the boundary is
     # read again; the tolerance covers what is not exact, and a clock that went back.
@@ -149,6 +151,14 @@ def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> Wi
     if upgrade:
         high = replace(high, note="; ".join(n for n in (high.note, upgrade) if n))
     return Window(log, start, by_xids, prev, replayed, high)
+
+
+def _high_water(ends: Endpoints, log: LogRecord) -> tuple[HighWater, bool]:
+    """The source's high water, and whether ``log`` records transaction ids."""
+    source = ends.source_db.dialect
+    with ends.source_db.session() as session:
+        high = source.high_water(session)
+        return high, source.logs_xids and source.log_has_xids(session, log.snl_schema, log.objects.rlog)
 
 
 def purged_past(purged_before: datetime | None, start: datetime, complete_ts: datetime | None) -> bool:
