@@ -30,7 +30,12 @@ class Settings:
     :param spark_conn_id: Airflow connection of the Spark master for refresh jobs; when it is not
         defined, jobs run with ``spark_master``.
     :param spark_master: master used when ``spark_conn_id`` is not defined.
-    :param snp_repl_tolerance_offset: minutes an incremental refresh reaches back before SN_LAST_TS.
+    :param snp_repl_tolerance_offset: minutes a SNAPTIME window (an incremental refresh's, a push's)
+        reaches back before its watermark where the watermark is not exact: the source cannot show its
+        open transactions (MariaDB without ``PROCESS``), or its clock went back. Exact watermarks
+        (PostgreSQL transaction ids, capped SNAPTIMEs) read only new entries.
+    :param long_transaction_warn_minutes: ``snaprepl status`` names a source transaction open longer
+        than this, which holds watermarks back (its changes wait until it commits).
     :param snp_repl_purge_offset: minutes replay-log entries are kept behind SN_LAST_TS.
     :param rplog_purge_schedule: schedule of the DAG that purges replay logs.
     :param log_purge_schedule: schedule of the DAG that purges snapshot logs.
@@ -82,6 +87,7 @@ class Settings:
     spark_master: str = "local[*]"
     snp_repl_tolerance_offset: int = 15
     snp_repl_purge_offset: int = 30
+    long_transaction_warn_minutes: int = 10
     rplog_purge_schedule: str = "*/30 * * * *"
     log_purge_schedule: str = "0 * * * *"
     refresh_commit_rows: int = 50_000
@@ -129,8 +135,10 @@ class Settings:
             raise InvalidArgument("refresh_commit_rows must be at least 1")
         if self.lock_timeout_seconds < 1 or self.statement_timeout_seconds < 0:
             raise InvalidArgument("lock_timeout_seconds must be 1 or more, statement_timeout_seconds 0 or more")
-        if self.history_keep_days < 1 or self.lag_alert_minutes < 0:
-            raise InvalidArgument("history_keep_days must be 1 or more, lag_alert_minutes 0 or more")
+        if self.history_keep_days < 1 or self.lag_alert_minutes < 0 or self.long_transaction_warn_minutes < 0:
+            raise InvalidArgument(
+                "history_keep_days must be 1 or more, lag_alert_minutes and long_transaction_warn_minutes 0 or more"
+            )
         if self.stale_after_hours < 1 or self.log_backlog_alert_rows < 0:
             raise InvalidArgument("stale_after_hours must be 1 or more, log_backlog_alert_rows 0 or more")
         if self.execution_timeout_minutes < 0 or self.busy_wait_seconds < 15:

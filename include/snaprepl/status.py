@@ -27,6 +27,7 @@ from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
 from snaprepl.status_render import render_json, render_text
+from snaprepl.status_watermarks import log_watermarks
 
 Locks = dict[str, tuple[str, str, datetime]]
 
@@ -247,7 +248,11 @@ def _subscriber_blocker(subscribers: list[SubscriptionRecord]) -> str | None:
 
 
 def _log_entry(
-    record: LogRecord, snapshots: list[SnapshotRecord], probe: bool, subscribers: list[SubscriptionRecord]
+    record: LogRecord,
+    snapshots: list[SnapshotRecord],
+    probe: bool,
+    subscribers: list[SubscriptionRecord],
+    settings: Settings,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "source": record.snl_source,
@@ -265,6 +270,7 @@ def _log_entry(
         entry["purge_waits_for"] = _subscriber_blocker(subscribers)
     if probe:
         entry["backlog"] = _log_backlog(record)
+        entry["watermarks"] = log_watermarks(record, settings)
     return entry
 
 
@@ -327,7 +333,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             "snp_repl_purge_offset": settings.snp_repl_purge_offset,
         },
         "snapshot_logs": [
-            _log_entry(record, snapshots, probe, catalog.subscriptions(record.snl_source))
+            _log_entry(record, snapshots, probe, catalog.subscriptions(record.snl_source), settings)
             for record in log_records.values()
         ],
         "snapshots": [_snapshot_entry(snapshot, locks, log_records, probe) for snapshot in snapshots],

@@ -66,6 +66,7 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
             (entry.get("backlog") or {}).get("oldest_snaptime"),
             entry["purged_before"],
             entry["purge_waits_for"],
+            (entry.get("watermarks") or {}).get("mode") or (entry.get("watermarks") or {}).get("error"),
         ]
         for entry in logs
     ]
@@ -79,8 +80,11 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
         "oldest",
         "purged before",
         "purge waits for",
+        "watermarks",
     ]
-    return _table("snapshot logs", headers, rows)
+    table = _table("snapshot logs", headers, rows)
+    return "
+".join([table, *(f"  ! {line}" for line in long_transaction_lines(logs))])
 
 
 def _refresh_outcome(entry: dict[str, Any]) -> str:
@@ -253,3 +257,14 @@ def render_history(runs: Sequence[HistoryRecord]) -> str:
 
 def render_history_json(runs: Sequence[HistoryRecord]) -> str:
     return json.dumps([r.to_json() for r in runs], indent=2)
+
+
+def long_transaction_lines(logs: list[dict[str, Any]]) -> list[str]:
+    """One line per long transaction holding a log's watermarks back, and per watermark note."""
+    lines = []
+    for entry in logs:
+        marks = entry.get("watermarks") or {}
+        lines += [f"{entry['source']}: {t} holds its watermarks back" for t in marks.get("long_transactions", [])]
+        if marks.get("note"):
+            lines.append(f"{entry['source']}: {marks['note']}")
+    return lines

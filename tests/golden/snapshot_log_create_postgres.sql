@@ -7,22 +7,24 @@ CREATE TABLE "sales"."RLOG_orders" (
   PRIMARY KEY ("RLOG_order_id", "RLOG_line_no")
 );
 
+ALTER TABLE "sales"."RLOG_orders" ADD COLUMN "SNAPXID" xid8;
+
 CREATE FUNCTION "sales"."sales_orders_rlog_fn"() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'I', gen_random_uuid()::text)
-      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID", "SNAPXID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'I', gen_random_uuid()::text, pg_current_xact_id())
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID", "SNAPXID" = EXCLUDED."SNAPXID";
   ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (OLD."order_id", OLD."line_no", (now() AT TIME ZONE 'UTC'), 'D', gen_random_uuid()::text)
-      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID", "SNAPXID") VALUES (OLD."order_id", OLD."line_no", (now() AT TIME ZONE 'UTC'), 'D', gen_random_uuid()::text, pg_current_xact_id())
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID", "SNAPXID" = EXCLUDED."SNAPXID";
   ELSIF OLD."order_id" IS DISTINCT FROM NEW."order_id" OR OLD."line_no" IS DISTINCT FROM NEW."line_no" THEN
-    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (OLD."order_id", OLD."line_no", (now() AT TIME ZONE 'UTC'), 'D', gen_random_uuid()::text)
-      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
-    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'I', gen_random_uuid()::text)
-      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID", "SNAPXID") VALUES (OLD."order_id", OLD."line_no", (now() AT TIME ZONE 'UTC'), 'D', gen_random_uuid()::text, pg_current_xact_id())
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID", "SNAPXID" = EXCLUDED."SNAPXID";
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID", "SNAPXID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'I', gen_random_uuid()::text, pg_current_xact_id())
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID", "SNAPXID" = EXCLUDED."SNAPXID";
   ELSE
-    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'U', gen_random_uuid()::text)
-      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID";
+    INSERT INTO "sales"."RLOG_orders" ("RLOG_order_id", "RLOG_line_no", "SNAPTIME", "DMLTYPE", "RLOG_ROWGUID", "SNAPXID") VALUES (NEW."order_id", NEW."line_no", (now() AT TIME ZONE 'UTC'), 'U', gen_random_uuid()::text, pg_current_xact_id())
+      ON CONFLICT ("RLOG_order_id", "RLOG_line_no") DO UPDATE SET "SNAPTIME" = EXCLUDED."SNAPTIME", "DMLTYPE" = EXCLUDED."DMLTYPE", "RLOG_ROWGUID" = EXCLUDED."RLOG_ROWGUID", "SNAPXID" = EXCLUDED."SNAPXID";
   END IF;
   RETURN NULL;
 END

@@ -81,10 +81,12 @@ def _bookmark(state: PublicationState, record: SubscriptionRecord, sub: Side, se
     if record.ss_init_state == "running" and record.ss_init_bm:
         bookmark: dict[str, str] = json.loads(record.ss_init_bm)
         return bookmark
+    # Capped at the start of the oldest open transaction: one still open misses the copy, and its
+    # change must be in the first push's window (see snaprepl.dialects.watermarks).
     with state.publisher.db.session() as session:
-        push_ts = state.publisher.dialect.now_utc(session)
+        push_ts = state.publisher.dialect.high_water(session).mark
     with sub.db.session() as session:
-        pull_ts = sub.dialect.now_utc(session)
+        pull_ts = sub.dialect.high_water(session).mark
     bookmark = {"push_ts": push_ts.isoformat(), "pull_ts": pull_ts.isoformat(), "run_id": state.run_id}
     state.catalog.update_subscription(server, state.item, ss_init_state="running", ss_init_bm=json.dumps(bookmark))
     return bookmark

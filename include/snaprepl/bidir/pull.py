@@ -40,8 +40,9 @@ def pull(state: PublicationState, server: str) -> Outcome:
     sub = state.subscriber(server)
     sync = sub.dialect.quote(BIDIR.sync_id)
     with RunLock(state.catalog, f"pull:{state.item}", state.run_id, what=f"publication {state.item} (pull)"):
-        with sub.db.session() as session:
-            session.execute(f"UPDATE {sub.rlog} SET {sync} = :run WHERE {sync} = ''", {"run": state.run_id})
+        with sub.db.session() as session:  # not the entries of a transaction still open: next time
+            for statement in sub.dialect.claim_pending_sql(sub.rlog, sync):
+                session.execute(statement, {"run": state.run_id} if ":run" in statement else None)
         entries = read_changes(state.spark, sub, f"l.{sync} <> ''")
         outcome.changes = len(entries)
         guids = [e[GUID] for e in entries]

@@ -21,6 +21,7 @@ from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
 from snaprepl.dialects.base import BIDIR
+from snaprepl.dialects.watermarks import HighWater
 from snaprepl.errors import ReplicationError
 from snaprepl.progress import Progress
 
@@ -35,7 +36,8 @@ def push(state: PublicationState, server: str) -> Outcome:
     with RunLock(
         state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
     ):
-        where = push_window(state, record)
+        high = publisher_high_water(state)
+        where = push_window(state, record, high)
         entries = read_changes(state.spark, publisher, where)
         outcome.changes = len(entries)
         done = state.catalog.urplog_contains(state.item, publisher.name, server, [e[GUID] for e in entries])
@@ -50,7 +52,8 @@ def push(state: PublicationState, server: str) -> Outcome:
                 todo = [e for e in batch if e[GUID] not in done]
                 applied = _apply_batch(publisher, sub, todo, waiting, stage) if todo else []
                 outcome.applied += len(applied)
-                watermark = min(waiting) if waiting else max(e[SNAPTIME] for e in batch)
+                # Never past a change of the publisher that can still commit (see snaprepl.dialects.watermarks).
+                watermark = high.limit(min(waiting) if waiting else max(e[SNAPTIME] for e in batch))
                 state.catalog.record_replayed(
                     state.item,
                     publisher.name,
@@ -81,11 +84,21 @@ def loaded_subscription(state: PublicationState, server: str) -> SubscriptionRec
     return record
 
 
-def push_window(state: PublicationState, record: SubscriptionRecord) -> str:
+def publisher_high_water(state: PublicationState) -> HighWater:
+    """The publisher's high water, taken before its log is read."""
+    with state.publisher.db.session() as session:
+        high: HighWater = state.publisher.dialect.high_water(session)
+    return high
+
+
+def push_window(state: PublicationState, record: SubscriptionRecord, high: HighWater) -> str:
     """The publisher's log entries a push to ``record``'s server reads (a WHERE on log alias ``l``):
-    not in flight, not of the server's own origin, since its last push minus the tolerance."""
+    not in flight, not of the server's own origin, since its last push (which never passed a change
+    that could still commit), minus the tolerance where that is not exact or the clock went back."""
     d = state.publisher.dialect
-    start = record.ss_last_push_ts - state.tolerance if record.ss_last_push_ts else None
+    last = record.ss_last_push_ts
+    exact = high.exact and last is not None and high.clock >= last
+    start = last if exact else (last - state.tolerance if last else None)
     where = f"l.{d.quote(BIDIR.sync_id)} = '' AND l.{d.quote(BIDIR.origin)} <> {d.literal(record.ss_server)}"
     if start is not None:
         where += f" AND l.{d.quote(d.log_columns.snaptime)} >= {d.timestamp_literal(start)}"
@@ -96,7 +109,7 @@ def pending_push(state: PublicationState, server: str) -> int:
     """How many entries a push to ``server`` would apply or retry (SQL only, no Spark): those in its
     window that the update replay log does not list as pushed to it."""
     publisher = state.publisher
-    where = push_window(state, loaded_subscription(state, server))
+    where = push_window(state, loaded_subscription(state, server), publisher_high_water(state))
     if not count_changes(publisher, where):
         return 0
     guids = change_guids(publisher, where)

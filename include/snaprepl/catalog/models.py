@@ -35,6 +35,9 @@ ASCII_IDENT = String(255).with_variant(mysql.VARCHAR(255, charset="ascii", colla
 #: MySQL's and MariaDB's DATETIME drops microseconds unless told otherwise; SNAPTIMEs need them.
 TIMESTAMP = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
+#: A transaction-id snapshot watermark (PostgreSQL sources, whose logs record each writer's xid).
+XIDS_COMMENT = "source's transaction-id snapshot (pg_snapshot text) the log was last read up to; NULL: by SNAPTIME"
+
 #: The Spark connection of a snapshot's or publication's jobs: its type says where they run.
 SPARK_CONN_COMMENT = "Airflow connection of its Spark jobs (NULL = [snaprepl] spark_conn_id)"
 
@@ -65,6 +68,7 @@ SYS_SNAPSHOT = Table(
         TIMESTAMP,
         comment="log high-water mark (source clock) of the last complete refresh: log purged before it is not needed",
     ),
+    Column("SN_XID_SNAPSHOT", Text, comment=XIDS_COMMENT),
     Column("SN_CREATED_AT", TIMESTAMP, nullable=False),
     Column("SN_LAST_REFRESH_AT", TIMESTAMP),
     Column("SN_LAST_REFRESH_KIND", String(20), comment="incremental or complete"),
@@ -134,6 +138,8 @@ SYS_SNAPSHOT_SUB = Table(
     Column("SS_TYPE", Integer, primary_key=True),
     Column("SS_LAST_PULL_TS", TIMESTAMP, comment="subscriber clock: last SNAPTIME pulled"),
     Column("SS_LAST_PUSH_TS", TIMESTAMP, comment="publisher clock: last SNAPTIME pushed"),
+    Column("SS_PULL_XIDS", Text, comment="subscriber: " + XIDS_COMMENT),
+    Column("SS_PUSH_XIDS", Text, comment="publisher: " + XIDS_COMMENT),
     Column("SS_SCHEMA", IDENT, comment="schema of the replica on the subscriber"),
     Column("SS_TABLE", IDENT, comment="name of the replica on the subscriber"),
     Column("SS_INIT_STATE", String(20), comment="NULL, running or done (REPL_INIT_SNAPSHOT)"),

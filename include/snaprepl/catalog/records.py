@@ -93,6 +93,7 @@ class SnapshotRecord(Record):
     sn_tolerance_min: int | None = None
     sn_needs_complete: str | None = None
     sn_complete_ts: datetime | None = None
+    sn_xid_snapshot: str | None = None
     sn_last_refresh_at: datetime | None = None
     sn_last_refresh_kind: str | None = None
     sn_last_status: str | None = None
@@ -165,6 +166,8 @@ class SubscriptionRecord(Record):
     ss_table: str | None = None
     ss_last_pull_ts: datetime | None = None
     ss_last_push_ts: datetime | None = None
+    ss_pull_xids: str | None = None
+    ss_push_xids: str | None = None
     ss_init_state: str | None = None
     ss_init_bm: str | None = None
     ss_last_pull_at: datetime | None = None

@@ -58,9 +58,22 @@ class Snapshots(CatalogDatabase):
             return [row[0] for row in conn.execute(query)]
 
     def record_applied(self, name: str, entries: Sequence[tuple[str, datetime]], last_ts: datetime | None) -> None:
-        """Record log entries applied to ``name`` and move SN_LAST_TS forward to ``last_ts``, atomically."""
+        """Record log entries applied to ``name`` and move SN_LAST_TS forward to ``last_ts``, atomically.
+
+        Entries the replay log already lists are skipped: a refresh by transaction ids re-applies, after
+        a run that died half way, what that run had applied (rows are read current, so nothing changes)."""
+        try:
+            self._record_applied(name, entries, last_ts, skip_known=False)
+        except sa.exc.IntegrityError:
+            self._record_applied(name, entries, last_ts, skip_known=True)
+
+    def _record_applied(
+        self, name: str, entries: Sequence[tuple[str, datetime]], last_ts: datetime | None, *, skip_known: bool
+    ) -> None:
         t = m.SYS_SNAPSHOT.c
         with self.begin() as conn:
+            if skip_known:
+                entries = _unknown(conn, name, entries)
             if entries:
                 conn.execute(
                     sa.insert(m.SYS_RPLOG),
@@ -73,15 +86,22 @@ class Snapshots(CatalogDatabase):
                     .values(SN_LAST_TS=last_ts)
                 )
 
-    def record_complete(self, name: str, last_ts: datetime | None) -> None:
-        """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy; the replay
+    def record_complete(self, name: str, last_ts: datetime | None, xids: str | None = None) -> None:
+        """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy (and
+        SN_XID_SNAPSHOT the source's transaction-id snapshot then, where it has one); the replay
         log of the old content no longer describes the destination; nothing requires another complete
         refresh (SN_COMPLETE_TS: log entries purged before this mark were in the copy)."""
         with self.begin() as conn:
             conn.execute(
                 sa.update(m.SYS_SNAPSHOT)
                 .where(m.SYS_SNAPSHOT.c.SN_NAME == name)
-                .values(SN_LAST_TS=last_ts, SN_COMPLETE_TS=last_ts, SN_NEEDS_COMPLETE=None, SN_LAST_UPD_BM=None)
+                .values(
+                    SN_LAST_TS=last_ts,
+                    SN_COMPLETE_TS=last_ts,
+                    SN_XID_SNAPSHOT=xids,
+                    SN_NEEDS_COMPLETE=None,
+                    SN_LAST_UPD_BM=None,
+                )
             )
             conn.execute(sa.delete(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name))
 
@@ -96,3 +116,14 @@ class Snapshots(CatalogDatabase):
             return conn.execute(
                 sa.select(sa.func.count()).select_from(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name)
             ).scalar_one()
+
+
+def _unknown(conn: sa.Connection, name: str, entries: Sequence[tuple[str, datetime]]) -> list[tuple[str, datetime]]:
+    """``entries`` the replay log of ``name`` does not list yet."""
+    t = m.SYS_RPLOG.c
+    known: set[str] = set()
+    guids = [guid for guid, _ in entries]
+    for start in range(0, len(guids), 500):
+        query = sa.select(t.RLOG_ROWGUID).where(t.TARGET == name, t.RLOG_ROWGUID.in_(guids[start : start + 500]))
+        known.update(row[0] for row in conn.execute(query))
+    return [(guid, ts) for guid, ts in entries if guid not in known]

@@ -38,6 +38,7 @@ from snaprepl.dialects.model import (
     TableInfo,
 )
 from snaprepl.dialects.replace import RowReplacement
+from snaprepl.dialects.watermarks import Watermarks
 from snaprepl.errors import InvalidName, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 
-class Dialect(Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, CascadeLogging, ABC):
+class Dialect(Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, CascadeLogging, Watermarks, ABC):
     """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`;
     its bi-directional logs: :mod:`snaprepl.dialects.bidir_logs`; how it reads a database's catalog:
     :mod:`snaprepl.dialects.introspect`).

@@ -21,11 +21,12 @@ from snaprepl.dialects.connect import DriverOptions, checked_database, checked_h
 from snaprepl.dialects.lock_waits import MySqlLockWaits
 from snaprepl.dialects.mysql_cascades import MySqlCascades
 from snaprepl.dialects.replace import MySqlRowReplacement
+from snaprepl.dialects.watermarks import MySqlWatermarks
 from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
 
 
-class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, MySqlCascades, Dialect):
+class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, MySqlCascades, MySqlWatermarks, Dialect):
     name = "mysql"
     sqlglot_dialect = "mysql"
     max_identifier_length = 64

@@ -24,10 +24,13 @@ from snaprepl.dialects.postgres_copy import PostgresCopy
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
+from snaprepl.dialects.watermarks import XID_COLUMN, PostgresWatermarks
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(PostgresTableSwap, PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, Dialect):
+class PostgresDialect(
+    PostgresTableSwap, PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, PostgresWatermarks, Dialect
+):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63
@@ -110,16 +113,16 @@ class PostgresDialect(PostgresTableSwap, PostgresRowReplacement, PostgresLockWai
                 self.utc_now_sql(),
                 f"'{dmltype}'",
                 self.uuid_sql(),
+                self.xid_value_sql(),
             ]
         )
         keys = ", ".join(self.quote(k) for k in objects.key_columns)
         updates = ", ".join(
-            f"{self.quote(c)} = EXCLUDED.{self.quote(c)}" for c in (cols.snaptime, cols.dmltype, cols.rowguid)
+            f"{self.quote(c)} = EXCLUDED.{self.quote(c)}"
+            for c in (cols.snaptime, cols.dmltype, cols.rowguid, XID_COLUMN)
         )
-        return (
-            f"INSERT INTO {rlog} ({self._log_column_list(objects)}) VALUES ({values})\n"
-            f"      ON CONFLICT ({keys}) DO UPDATE SET {updates};"
-        )
+        columns = f"{self._log_column_list(objects)}, {self.quote(XID_COLUMN)}"
+        return f"INSERT INTO {rlog} ({columns}) VALUES ({values})\n      ON CONFLICT ({keys}) DO UPDATE SET {updates};"
 
     def create_log_ddl(self, info: TableInfo, objects: LogObjects) -> list[DdlStep]:
         table = info.table
@@ -143,6 +146,7 @@ class PostgresDialect(PostgresTableSwap, PostgresRowReplacement, PostgresLockWai
 END"""
         steps = [
             DdlStep(self.create_log_table_sql(info, objects), f"DROP TABLE IF EXISTS {rlog}"),
+            DdlStep(self.xid_log_step_sql(rlog)),
             DdlStep(
                 f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$\n{body}\n$snaprepl$",
                 f"DROP FUNCTION IF EXISTS {function}()",

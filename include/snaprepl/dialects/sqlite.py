@@ -25,13 +25,14 @@ from snaprepl.dialects.base import (
 from snaprepl.dialects.bidir_sets import SqliteBidirSets
 from snaprepl.dialects.functions import refuse_unknown_functions
 from snaprepl.dialects.replace import SqliteRowReplacement
+from snaprepl.dialects.watermarks import SqliteWatermarks
 from snaprepl.names import ResolvedTable
 
 if TYPE_CHECKING:
     from sqlglot import exp
 
 
-class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, Dialect):
+class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, SqliteWatermarks, Dialect):
     name = "sqlite"
     sqlglot_dialect = "sqlite"
     # SQLite has no limit; 128 keeps generated names readable and portable.

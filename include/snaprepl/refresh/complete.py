@@ -34,6 +34,7 @@ from snaprepl.errors import RefreshFailed
 from snaprepl.progress import Progress
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import COMPLETE, COPIED_BY_PIPE, COPIED_BY_SPARK, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.window import copy_mark
 from snaprepl.spark import partitioning
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
@@ -48,10 +49,11 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
     source, dest = ends.source_db.dialect, ends.dest_db.dialect
     schema, table = snapshot.sn_dest_schema, snapshot.sn_dest_table
 
-    high_water_mark = None
+    high_water_mark = xids = None
     with ends.source_db.session() as session:
         if snapshot.incremental:
-            high_water_mark = source.now_utc(session)
+            high = copy_mark(catalog, snapshot, session, source)
+            high_water_mark, xids = high.mark, high.xids
         result_columns = source.describe_query(session, snapshot.sn_query)
     dest_info = ends.dest_table()
     source_columns = _source_columns(ends, result_columns, dest_info.columns)
@@ -72,7 +74,7 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
     except BaseException:
         ends.drop_after_failure(schema, staging)  # its own failure never hides the run's
         raise
-    catalog.record_complete(snapshot.sn_name, high_water_mark)
+    catalog.record_complete(snapshot.sn_name, high_water_mark, xids)
     return RefreshOutcome(
         snapshot=snapshot.sn_name,
         kind=COMPLETE,

@@ -18,7 +18,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.refresh.window import nothing_applied, pending_window
+from snaprepl.refresh.window import entries_to_apply, log_window, nothing_applied, record_xids
 
 
 def refresh_if_idle(request: RefreshRequest, *, catalog: Catalog) -> RefreshOutcome | None:
@@ -36,11 +36,13 @@ def refresh_if_idle(request: RefreshRequest, *, catalog: Catalog) -> RefreshOutc
         ends = Endpoints.of(snapshot)
         try:
             check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
-            if pending_window(catalog, request, ends) is not None:
+            window = log_window(catalog, request, ends)
+            if entries_to_apply(ends, window):
                 return None
+            record_xids(catalog, snapshot, window)
         finally:
             ends.dispose()
-        outcome = record_succeeded(catalog, nothing_applied(snapshot, started), started, started_at)
+        outcome = record_succeeded(catalog, nothing_applied(snapshot, started, window.note), started, started_at)
     return outcome
 
 

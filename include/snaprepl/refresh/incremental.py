@@ -1,13 +1,14 @@
 """Incremental refresh (SEMANTICS section 4).
 
-1. start = SN_LAST_TS - tolerance; refuse ("complete refresh required") if the log was purged past it
-   and past the high-water mark of the last complete refresh (SN_COMPLETE_TS).
+1. The window (:mod:`snaprepl.refresh.window`): by transaction ids where the log records them, else
+   from SN_LAST_TS (minus the tolerance where the watermark is not exact); refuse ("complete refresh
+   required") if the log was purged past it and past the mark of the last complete refresh (SN_COMPLETE_TS).
 2. One query, run by the source database: the log entries since ``start`` LEFT JOINed with the
    snapshot's query restricted to their keys, so only changed rows travel, current as of now.
 3. Drop entries the replay log says were applied; number commit batches along SNAPTIME groups.
 4. Stage the rows in the destination database, then per batch, in one transaction: delete the keys
    that are gone (or left the condition), upsert the rest; then record the batch's entries in the
-   replay log and move SN_LAST_TS to its newest SNAPTIME.
+   replay log and move SN_LAST_TS to its newest SNAPTIME, never past an open transaction's.
 
 Rows are read in their current state, so a run killed anywhere is simply run again.
 """
@@ -27,7 +28,7 @@ from snaprepl.progress import Progress
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.refresh.window import nothing_applied, pending_window
+from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
 from snaprepl.sql.change_queries import (
@@ -50,7 +51,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     window = pending_window(catalog, request, ends)
     if window is None:  # the usual scheduled no-op: no Spark
         return nothing_applied(snapshot, started)
-    log, start, replayed_guids = window
+    log, replayed_guids = window.log, window.replayed
     spark = session_of(spark)
 
     # ---- 2: the changes, joined with current rows by the source database
@@ -60,7 +61,8 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     data_columns = list(ends.dest_table().columns)
     source_columns = {c.name: c for c in source_info.columns}
     read = [c.name for c in data_columns if c.name in source_columns]
-    query = change_query(source, log, read, snapshot.sn_condition, start)
+    entries = window.condition(source, "snaprepl_l.")
+    query = change_query(source, log, read, snapshot.sn_condition, window.start, entries)
     # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
     # asking first whether any are left would only add a job. If none is (the log changed since),
     # the staging table stays empty and nothing is applied.
@@ -75,7 +77,8 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
 
     # ---- 4: stage, then apply batch by batch
-    upserted, deleted, batches, last_ts = _stage_and_apply(catalog, ends, staged, log.key_columns, data_columns)
+    upserted, deleted, batches, last_ts = _stage_and_apply(catalog, ends, staged, window, data_columns)
+    record_xids(catalog, snapshot, window)
     return RefreshOutcome(
         snapshot=snapshot.sn_name,
         kind=INCREMENTAL,
@@ -84,11 +87,12 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
         batches=batches,
         last_ts=last_ts or snapshot.sn_last_ts,
         duration_s=time.monotonic() - started,
+        note=window.note,
     )
 
 
 def _stage_and_apply(
-    catalog: Catalog, ends: Endpoints, staged: Any, key: list[str], data_columns: list[Column]
+    catalog: Catalog, ends: Endpoints, staged: Any, window: Window, data_columns: list[Column]
 ) -> tuple[int, int, int, datetime | None]:
     """Load ``staged`` into a staging table of the destination, apply it batch by batch, drop it;
     (upserted, deleted, batches, newest SNAPTIME applied)."""
@@ -110,7 +114,7 @@ def _stage_and_apply(
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
-        applied = _apply(catalog, ends, stage, key, data_columns)
+        applied = _apply(catalog, ends, stage, window, data_columns)
     except BaseException:
         ends.drop_after_failure(schema, stage)  # its own failure never hides the run's
         raise
@@ -135,9 +139,9 @@ def _spark_null(column: Column, ends: Endpoints) -> Any:
 
 
 def _apply(
-    catalog: Catalog, ends: Endpoints, stage: str, key: list[str], columns: list[Column]
+    catalog: Catalog, ends: Endpoints, stage: str, window: Window, columns: list[Column]
 ) -> tuple[int, int, int, datetime | None]:
-    dest = ends.dest_db.dialect
+    dest, key = ends.dest_db.dialect, window.log.key_columns
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
     staged = dest.qualified(schema, stage)
@@ -157,7 +161,7 @@ def _apply(
         counts = per_batch[batch]
         statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
         entries = _apply_batch(ends, batch, statements, entries_sql)
-        batch_ts = max(ts for _, ts in entries)
+        batch_ts = window.watermark(max(ts for _, ts in entries))  # never past an open transaction
         catalog.record_applied(name, entries, batch_ts)
         upserted += counts.get("U", 0)
         deleted += counts.get("D", 0)

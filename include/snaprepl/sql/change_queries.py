@@ -32,12 +32,18 @@ def key_alias(position: int) -> str:
 
 
 def change_query(
-    dialect: Dialect, log: LogRecord, columns: Sequence[str], condition: str | None, since: datetime
+    dialect: Dialect,
+    log: LogRecord,
+    columns: Sequence[str],
+    condition: str | None,
+    since: datetime,
+    window: str | None = None,
 ) -> str:
     """The log entries of ``log`` since ``since``, each with the current row of its key.
 
     :param columns: the destination's columns the source table still has.
     :param condition: the snapshot's WHERE condition, or None; a row that fails it is not PRESENT.
+    :param window: which entries, as a condition on the log aliased ``snaprepl_l`` (instead of ``since``).
     """
     q, objects, log_cols = dialect.quote, log.objects, dialect.log_columns
     where = f" WHERE ({condition})" if condition else ""
@@ -59,7 +65,7 @@ def change_query(
     return (
         f"SELECT {', '.join(selected)} FROM {dialect.qualified(log.snl_schema, objects.rlog)} snaprepl_l "
         f"LEFT JOIN ({inner}) snaprepl_s ON {on} "
-        f"WHERE snaprepl_l.{q(log_cols.snaptime)} >= {dialect.timestamp_literal(since)}"
+        f"WHERE {window or f'snaprepl_l.{q(log_cols.snaptime)} >= {dialect.timestamp_literal(since)}'}"
     )
 
 
@@ -80,14 +86,13 @@ def change_columns(
     ]
 
 
-def log_entries_sql(dialect: Dialect, log: LogRecord, since: datetime, *, count: bool) -> str:
-    """The RLOG_ROWGUIDs of ``log``'s entries since ``since``, or with ``count`` how many there are."""
+def log_entries_sql(dialect: Dialect, log: LogRecord, since: datetime | str, *, count: bool) -> str:
+    """The RLOG_ROWGUIDs of ``log``'s entries since ``since`` (or in a window given as a condition on
+    the log's columns), or with ``count`` how many there are."""
     q, cols = dialect.quote, dialect.log_columns
     what = "COUNT(*)" if count else q(cols.rowguid)
-    return (
-        f"SELECT {what} FROM {dialect.qualified(log.snl_schema, log.objects.rlog)} "
-        f"WHERE {q(cols.snaptime)} >= {dialect.timestamp_literal(since)}"
-    )
+    where = since if isinstance(since, str) else f"{q(cols.snaptime)} >= {dialect.timestamp_literal(since)}"
+    return f"SELECT {what} FROM {dialect.qualified(log.snl_schema, log.objects.rlog)} WHERE {where}"
 
 
 def staging_index_sql(dialect: Dialect, schema: str | None, stage: str) -> str:

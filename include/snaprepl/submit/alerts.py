@@ -5,7 +5,8 @@ A run that failed, or that ended with its copy lagging more than ``[snaprepl] la
 :mod:`snaprepl.bidir.notify`). The facts come from the history the job recorded; a job that died
 before recording is reported from the error its submitter saw. A run that only found its copy busy
 with another run is no failure. Alerting never hides the run's own outcome: a notifier that fails
-is logged.
+is logged. A source transaction open over ``long_transaction_warn_minutes`` is reported once
+(:mod:`snaprepl.submit.long_transactions`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapshotBusy
 from snaprepl.run_history import clean_error
 from snaprepl.settings import Settings
+from snaprepl.submit.long_transactions import long_transaction_alerts
 
 log = logging.getLogger("snaprepl.alerts")
 
@@ -85,6 +87,7 @@ def _alert(
         alerts = alerts_for(runs, settings)
         if failure is not None and not any(r.rh_outcome == "failed" for r in runs):
             alerts.append(f"{what} failed: {clean_error(failure)}")
+        alerts += long_transaction_alerts(catalog, settings, copy, since)
         notify_alerts(settings, alerts)
     except Exception as err:  # the run's own outcome stands; the lost alert is logged
         log.error("alert about %s not sent: %s", what, clean_error(err))

@@ -66,6 +66,8 @@ def _snapshot_rows(report: dict[str, Any], readable: set[str]) -> list[dict[str,
     """The report's snapshots the user may read, with their lag (at the end of the last run, from
     the history), backlog and the snapshot a purge of their log waits for."""
     blockers = {log["source"]: log["purge_waits_for"] for log in report["snapshot_logs"]}
+    logs = report["snapshot_logs"]
+    held = {log["source"]: (log.get("watermarks") or {}).get("long_transactions", []) for log in logs}
     rows = []
     for entry in report["snapshots"]:
         if entry["dag_id"] not in readable:
@@ -76,6 +78,8 @@ def _snapshot_rows(report: dict[str, Any], readable: set[str]) -> list[dict[str,
                 "lag_seconds": (entry.get("last_run") or {}).get("lag_seconds"),
                 "backlog_rows": (entry.get("pending") or {}).get("rows"),
                 "purge_blocker": blockers.get(entry["source"]),
+                # Source transactions open over long_transaction_warn_minutes: its changes wait for them.
+                "held_back_by": held.get(entry["source"], []),
             }
         )
     return rows

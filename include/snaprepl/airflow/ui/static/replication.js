@@ -109,7 +109,9 @@ function drawSnapshots(snapshots) {
     const [text, cls] = snapshotState(s);
     cell(row, text, cls).dataset.field = "state";
     cell(row, duration(s.lag_seconds), "num").dataset.field = "lag";
-    cell(row, s.backlog_rows, "num").dataset.field = "backlog";
+    const backlog = cell(row, s.backlog_rows, "num");
+    backlog.dataset.field = "backlog";
+    for (const held of s.held_back_by || []) backlog.appendChild(el("span", `held back by ${held}`, "small warn"));
     const last = cell(row, dagRun(s.dag && s.dag.last));
     if (s.last_refresh && s.last_refresh.at) last.appendChild(el("span", `refreshed ${when(s.last_refresh.at)}`, "small"));
     cell(row, s.dag && s.dag.next ? when(s.dag.next) : (s.schedule ? null : "manual"));
