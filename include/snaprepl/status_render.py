@@ -83,8 +83,7 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
         "watermarks",
     ]
     table = _table("snapshot logs", headers, rows)
-    return "
-".join([table, *(f"  ! {line}" for line in long_transaction_lines(logs))])
+    return "\n".join([table, *(f"  ! {line}" for line in long_transaction_lines(logs))])
 
 
 def _refresh_outcome(entry: dict[str, Any]) -> str:
