@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl import run_history
+from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded, record_sync_succeeded
 from snaprepl.bidir.sync import PublicationSync
 from snaprepl.catalog.records import utcnow
@@ -76,7 +77,7 @@ def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> A
 def _step(catalog: Any, sync: Any, server: str, action: Any) -> Any:
     kind = "pull" if action == sync.pull else "push"
     try:
-        outcome = _recorded(catalog, sync.item, kind, server, action)
+        outcome = _recorded(catalog, sync.item, kind, server, lambda s: (guard_step(sync, s), action(s))[1])
     except BaseException as err:
         catalog.update_subscription(server, sync.item, ss_last_status="failed", ss_last_error=str(err)[:4000])
         raise

@@ -93,6 +93,11 @@ SYS_SNAPSHOT_LOG = Table(
     Column("SNL_PURGED_BEFORE", TIMESTAMP, comment="entries older than this may have been purged"),
     Column("SNL_LAST_PURGE_AT", TIMESTAMP),
     Column("SNL_CREATED_AT", TIMESTAMP, nullable=False),
+    Column(
+        "SNL_GUARD",
+        Text,
+        comment="JSON: what guards its triggers recorded (trigger times, table identity, events seen)",
+    ),
 )
 
 SYS_SERVERS = Table(
@@ -136,6 +141,7 @@ SYS_SNAPSHOT_SUB = Table(
     Column("SS_LAST_STATUS", String(20)),
     Column("SS_LAST_ERROR", Text),
     Column("SS_CREATED_AT", TIMESTAMP, nullable=False),
+    Column("SS_NEEDS_INIT", Text, comment="why the replica needs REPL_INIT_SNAPSHOT again (NULL = it does not)"),
 )
 
 SYS_SNAPSHOT_CR = Table(

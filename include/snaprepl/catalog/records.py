@@ -55,6 +55,7 @@ class LogRecord(Record):
     snl_created_at: datetime
     snl_purged_before: datetime | None = None
     snl_last_purge_at: datetime | None = None
+    snl_guard: str | None = None
 
     @property
     def key_columns(self) -> list[str]:
@@ -167,6 +168,7 @@ class SubscriptionRecord(Record):
     ss_last_push_at: datetime | None = None
     ss_last_status: str | None = None
     ss_last_error: str | None = None
+    ss_needs_init: str | None = None
 
 
 @dataclass(frozen=True)

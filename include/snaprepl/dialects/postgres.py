@@ -21,12 +21,13 @@ from snaprepl.dialects.bidir_sets import PostgresBidirSets
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
+from snaprepl.dialects.postgres_guards import PostgresGuards
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, Dialect):
+class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, PostgresGuards, Dialect):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63

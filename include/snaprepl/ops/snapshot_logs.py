@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from snaprepl.catalog.records import LogRecord, SnapshotRecord, utcnow
@@ -21,6 +21,7 @@ from snaprepl.errors import (
 )
 from snaprepl.lookup import executable_database, find_log
 from snaprepl.names import ResolvedTable, TableRef
+from snaprepl.ops.log_guard_ddl import guard_record, with_guards
 from snaprepl.ops.purge import publisher_log_cutoff
 from snaprepl.ops.readonly import first_line
 from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
@@ -34,13 +35,15 @@ REPLAY_LOG_TABLE = "SYS_RPLOG"
 @dataclass(frozen=True)
 class CreatedLog:
     record: LogRecord
+    #: What the guards of its triggers cannot catch (no superuser, no PROCESS privilege).
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         objects = self.record.objects
         return (
             f"snapshot log created for {self.record.snl_source}: table {objects.rlog}, "
             f"triggers {', '.join(objects.triggers)}"
-        )
+        ) + "".join(f"\nnote: {note}" for note in self.notes)
 
 
 @dataclass(frozen=True)
@@ -166,14 +169,20 @@ def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
                 "but is not a registered snapshot log",
                 "drop or rename that table, then create the log",
             )
-    record = _log_record(info, objects, dialect, kind="snapshot")
-    run_ddl(database, dialect.create_log_ddl(info, objects), f"the snapshot log of {info.table}")
+    steps, ddl_guard = with_guards(database, info, objects, dialect.create_log_ddl(info, objects))
+    run_ddl(database, steps, f"the snapshot log of {info.table}")
+    try:
+        guard, notes = guard_record(database, info, objects, ddl_guard)
+    except BaseException:
+        _drop_objects(database, info.table.schema, info.table.table, objects, info)
+        raise
+    record = replace(_log_record(info, objects, dialect, kind="snapshot"), snl_guard=guard)
     try:
         catalog.add_log(record, SnapshotLogExists(f"a snapshot log for {info.table} was created concurrently"))
     except BaseException:
         _drop_objects(database, info.table.schema, info.table.table, objects, info)
         raise
-    return CreatedLog(record)
+    return CreatedLog(record, tuple(notes))
 
 
 def _log_record(info: TableInfo, objects: LogObjects, dialect: Dialect, kind: str) -> LogRecord:
@@ -199,7 +208,10 @@ def _drop_objects(
     resolved = info.table if info else ResolvedTable(database.conn.conn_id, schema, table)
     with database.session() as session:
         source_exists = dialect.table_exists(session, schema, table)
-        statements = dialect.drop_log_ddl(resolved, objects, source_exists=source_exists)
+        statements = [
+            *dialect.drop_log_ddl(resolved, objects, source_exists=source_exists),
+            *dialect.guard_drop_sql(resolved, objects, source_exists=source_exists),
+        ]
         if dialect.transactional_ddl:
             for statement in statements:
                 session.execute(statement)
