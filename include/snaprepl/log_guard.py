@@ -16,7 +16,7 @@ from typing import Any
 
 from snaprepl.catalog.records import LogRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.dialects import Dialect
+from snaprepl.dialects import Dialect, get_dialect
 from snaprepl.dialects.guards import GuardFindings
 from snaprepl.dialects.model import SqlSession
 from snaprepl.errors import LogBypassed
@@ -26,6 +26,14 @@ from snaprepl.names import ResolvedTable
 def log_state(log: LogRecord) -> dict[str, Any] | None:
     """The guard state recorded for ``log``; None for a log created before guards existed."""
     return json.loads(log.snl_guard) if log.snl_guard else None
+
+
+def guard_notes(log: LogRecord) -> list[str]:
+    """What the guards of ``log``'s triggers cannot catch (for status), one line each."""
+    state = log_state(log)
+    if state is None:
+        return ["created before its triggers were guarded: a TRUNCATE is not caught; recreate the log to guard it"]
+    return get_dialect(log.snl_dialect).guard_notes(state)
 
 
 def inspect(catalog: Catalog, log: LogRecord, dialect: Dialect, session: SqlSession) -> GuardFindings:

@@ -66,7 +66,8 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
         for entry in logs
     ]
     headers = ["source", "kind", "log table", "key", "rows", "newest SNAPTIME", "purged before", "purge waits for"]
-    return _table("snapshot logs", headers, rows)
+    notes = [f"note: {entry['source']}: {note}" for entry in logs for note in entry.get("guard_notes") or []]
+    return "\n".join([_table("snapshot logs", headers, rows), *notes])
 
 
 def _refresh_outcome(entry: dict[str, Any]) -> str:
@@ -138,6 +139,8 @@ def _subscriber_state(sub: dict[str, Any]) -> str:
     """The subscriber's "state" cell."""
     if sub["died"]:
         return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
+    if sub.get("needs_init"):
+        return f"NEEDS REPL_INIT_SNAPSHOT: {sub['needs_init'][:80]}"
     state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
     return state + (f": {sub['error'][:80]}" if sub["error"] else "")
 
