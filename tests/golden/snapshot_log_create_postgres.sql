@@ -36,12 +36,16 @@ CREATE TRIGGER "sales_orders_D_log" AFTER DELETE ON "sales"."orders" FOR EACH RO
 
 CREATE TABLE IF NOT EXISTS "sales"."snaprepl_guard" (id bigserial PRIMARY KEY, tbl text NOT NULL, trg text, event text NOT NULL, detail text, at timestamp(6) NOT NULL DEFAULT (clock_timestamp() AT TIME ZONE 'UTC'));
 
-CREATE OR REPLACE FUNCTION "sales"."snaprepl_guard_truncate"() RETURNS trigger LANGUAGE plpgsql AS $snaprepl$
+CREATE OR REPLACE FUNCTION "sales"."snaprepl_guard_truncate"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $snaprepl$
 BEGIN
-  INSERT INTO "sales"."snaprepl_guard" (tbl, trg, event, detail) VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);
+  IF TG_TABLE_SCHEMA = 'sales' THEN
+    INSERT INTO "sales"."snaprepl_guard" (tbl, trg, event, detail) VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);
+  END IF;
   RETURN NULL;
 END
 $snaprepl$;
+
+REVOKE ALL ON FUNCTION "sales"."snaprepl_guard_truncate"() FROM PUBLIC;
 
 CREATE TRIGGER "sales_orders_T_log" AFTER TRUNCATE ON "sales"."orders" FOR EACH STATEMENT EXECUTE FUNCTION "sales"."snaprepl_guard_truncate"();
 

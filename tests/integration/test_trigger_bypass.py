@@ -208,3 +208,40 @@ def test_sqlite_delete_without_where_logs_every_row_and_a_dropped_trigger_fails(
     sqlite_db.run(f'DROP TRIGGER "{trigger}"')
     with pytest.raises(LogBypassed, match=f"trigger {trigger} of table main.{unique_name} is missing"):
         run(f"UPDATE SNAPSHOT {unique_name}_c@{pg_db.conn_id}")
+
+
+def test_postgres_without_a_superuser_skips_the_event_trigger_and_says_so(
+    pg_db, sqlite_db, run, catalog, settings, unique_name, monkeypatch
+) -> None:
+    """The log's owner is no superuser: no event trigger (said once, and in status); TRUNCATE and the
+    per-refresh check still work."""
+    from snaprepl.status import collect_status
+    from snaprepl.status_render import render_text
+
+    role, conn_id = f"r_{unique_name}", f"pg_{unique_name}"
+    pg_db.run(f"CREATE ROLE {role} LOGIN", f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", f"postgresql://{role}@127.0.0.1:5432/{pg_db.name}")
+    table = f"{role}.{unique_name}"
+    try:
+        pg_db.run(
+            f"CREATE TABLE {table} (id int PRIMARY KEY, v varchar(40))",
+            f"INSERT INTO {table} SELECT g, 'v' || g FROM generate_series(1, 200) g",
+            f"ALTER TABLE {table} OWNER TO {role}",
+        )
+        created = str(run(f"CREATE SNAPSHOT LOG FOR {table}@{conn_id}")[0])
+        assert created.count("note: no event trigger (it needs a superuser") == 1
+        run(f"CREATE SNAPSHOT {unique_name}_c@{sqlite_db.conn_id} FROM {table}@{conn_id}")
+        text = render_text(collect_status(catalog, settings, probe=False))
+        assert f"note: {table}@{conn_id}: no event trigger" in text
+        pg_db.run(f"TRUNCATE {table}", f"INSERT INTO {table} VALUES (1, 'one')")
+        with pytest.raises(CompleteRefreshRequired, match=rf"table {role}\.{unique_name} was truncated"):
+            run(f"UPDATE SNAPSHOT {unique_name}_c@{sqlite_db.conn_id}")
+        run(f"UPDATE SNAPSHOT {unique_name}_c@{sqlite_db.conn_id} AS NONINCREMENTAL")
+        assert sqlite_db.rows(f"SELECT id, v FROM {unique_name}_c") == [(1, "one")]
+        run(f"DROP SNAPSHOT {unique_name}_c@{sqlite_db.conn_id}; DROP SNAPSHOT LOG FOR {table}@{conn_id}")
+        assert pg_db.rows(f"SELECT count(*) FROM pg_tables WHERE schemaname = '{role}'") == [(1,)]
+    finally:
+        from snaprepl.db import forget_databases
+
+        forget_databases()
+        pg_db.run(f"DROP SCHEMA {role} CASCADE", f"DROP ROLE {role}")

@@ -60,10 +60,16 @@ class PostgresGuards(LogGuards):
                 "at timestamp(6) NOT NULL DEFAULT (clock_timestamp() AT TIME ZONE 'UTC'))"
             ),
             DdlStep(
+                # SECURITY DEFINER: whoever may truncate the table has its truncation recorded, without
+                # rights on the guard table; recorded only for tables of this schema.
                 f"CREATE OR REPLACE FUNCTION {self.qualified(schema, TRUNCATE_FUNCTION)}() RETURNS trigger "
-                f"LANGUAGE plpgsql AS $snaprepl$\nBEGIN\n  INSERT INTO {guard} (tbl, trg, event, detail) "
-                "VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);\n  RETURN NULL;\nEND\n$snaprepl$"
+                "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $snaprepl$\nBEGIN\n"
+                f"  IF TG_TABLE_SCHEMA = {self.literal(schema)} THEN\n"
+                f"    INSERT INTO {guard} (tbl, trg, event, detail) "
+                "VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);\n  END IF;\n"
+                "  RETURN NULL;\nEND\n$snaprepl$"
             ),
+            DdlStep(f"REVOKE ALL ON FUNCTION {self.qualified(schema, TRUNCATE_FUNCTION)}() FROM PUBLIC"),
             DdlStep(
                 f"CREATE TRIGGER {self.quote(truncate)} AFTER TRUNCATE ON {source} "
                 f"FOR EACH STATEMENT EXECUTE FUNCTION {self.qualified(schema, TRUNCATE_FUNCTION)}()",
