@@ -34,12 +34,12 @@ CREATE TRIGGER "sales_orders_U_log" AFTER UPDATE ON "sales"."orders" FOR EACH RO
 
 CREATE TRIGGER "sales_orders_D_log" AFTER DELETE ON "sales"."orders" FOR EACH ROW EXECUTE FUNCTION "sales"."sales_orders_rlog_fn"();
 
-CREATE TABLE IF NOT EXISTS "sales"."snaprepl_guard" (id bigserial PRIMARY KEY, tbl text NOT NULL, trg text, event text NOT NULL, detail text, at timestamp(6) NOT NULL DEFAULT (clock_timestamp() AT TIME ZONE 'UTC'));
+CREATE TABLE IF NOT EXISTS "sales"."rlog_snaprepl_guard" (id bigserial PRIMARY KEY, tbl text NOT NULL, trg text, event text NOT NULL, detail text, at timestamp(6) NOT NULL DEFAULT (clock_timestamp() AT TIME ZONE 'UTC'));
 
 CREATE OR REPLACE FUNCTION "sales"."snaprepl_guard_truncate"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $snaprepl$
 BEGIN
   IF TG_TABLE_SCHEMA = 'sales' THEN
-    INSERT INTO "sales"."snaprepl_guard" (tbl, trg, event, detail) VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);
+    INSERT INTO "sales"."rlog_snaprepl_guard" (tbl, trg, event, detail) VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);
   END IF;
   RETURN NULL;
 END
@@ -57,6 +57,6 @@ ALTER TABLE "sales"."orders" ENABLE ALWAYS TRIGGER "sales_orders_D_log";
 
 ALTER TABLE "sales"."orders" ENABLE ALWAYS TRIGGER "sales_orders_T_log";
 
-DELETE FROM "sales"."snaprepl_guard" WHERE tbl = 'orders';
+DELETE FROM "sales"."rlog_snaprepl_guard" WHERE tbl = 'orders';
 
-INSERT INTO "sales"."snaprepl_guard" (tbl, trg, event) VALUES ('orders', 'sales_orders_I_log', 'watch'), ('orders', 'sales_orders_U_log', 'watch'), ('orders', 'sales_orders_D_log', 'watch'), ('orders', 'sales_orders_T_log', 'watch');
+INSERT INTO "sales"."rlog_snaprepl_guard" (tbl, trg, event) VALUES ('orders', 'sales_orders_I_log', 'watch'), ('orders', 'sales_orders_U_log', 'watch'), ('orders', 'sales_orders_D_log', 'watch'), ('orders', 'sales_orders_T_log', 'watch');

@@ -155,19 +155,19 @@ def test_postgres_event_trigger_leaves_other_ddl_alone_and_goes_with_the_last_lo
         f"DROP TABLE {other}",
         f"ALTER TABLE {unique_name} ADD COLUMN w int",  # a logged table's unrelated change
         # the guard table gone does not break anyone's DDL either (the functions warn)
-        f"BEGIN; DROP TABLE snaprepl_guard CASCADE; ALTER TABLE {unique_name} DISABLE TRIGGER ALL; ROLLBACK",
+        f"BEGIN; DROP TABLE rlog_snaprepl_guard CASCADE; ALTER TABLE {unique_name} DISABLE TRIGGER ALL; ROLLBACK",
     )
     assert run(f"UPDATE SNAPSHOT {snapshot}")[0].kind == "incremental"
     run(f"DROP SNAPSHOT {snapshot}; DROP SNAPSHOT LOG FOR {unique_name}@{pg_db.conn_id}")
     assert pg_db.triggers_on(unique_name) == []
-    watched = pg_db.rows("SELECT count(*) FROM pg_tables WHERE tablename = 'snaprepl_guard'")[0][0]
-    left = pg_db.rows("SELECT count(*) FROM snaprepl_guard WHERE event = 'watch'")[0][0] if watched else 0
+    watched = pg_db.rows("SELECT count(*) FROM pg_tables WHERE tablename = 'rlog_snaprepl_guard'")[0][0]
+    left = pg_db.rows("SELECT count(*) FROM rlog_snaprepl_guard WHERE event = 'watch'")[0][0] if watched else 0
     if not left:  # the last log of the schema: every guard object is gone
         assert pg_db.rows("SELECT evtname FROM pg_event_trigger WHERE evtname LIKE 'snaprepl%'") == []
         assert pg_db.rows("SELECT proname FROM pg_proc WHERE proname LIKE 'snaprepl_guard%'") == []
         assert not watched
     else:
-        assert pg_db.rows(f"SELECT count(*) FROM snaprepl_guard WHERE tbl = '{unique_name}'") == [(0,)]
+        assert pg_db.rows(f"SELECT count(*) FROM rlog_snaprepl_guard WHERE tbl = '{unique_name}'") == [(0,)]
 
 
 def test_mysql_truncate_and_a_recreated_trigger_need_a_complete_refresh(

@@ -3,13 +3,13 @@
 * The row triggers are enabled ``ALWAYS``: they fire in ``session_replication_role = replica``
   sessions too (snaprepl's own replicated writes never rely on that role: bi-directional logs skip
   them by their ROWGUID, in the triggers' WHEN clauses).
-* A statement-level ``TRUNCATE`` trigger records each truncation in ``snaprepl_guard``, a small table in
+* A statement-level ``TRUNCATE`` trigger records each truncation in ``rlog_snaprepl_guard``, a small table in
   the log's schema, in the truncating transaction.
 * With a superuser at the log's creation, event triggers (one pair per schema, ``ENABLE ALWAYS``)
   record when a log trigger is disabled, enabled for some sessions only, renamed or dropped, so a
   trigger off between two refreshes and back on by the next one is still caught. Their functions
   catch every error (a warning), so they never break anyone's DDL.
-* ``snaprepl_guard`` also lists the triggers it watches (rows with event ``watch``); the schema's
+* ``rlog_snaprepl_guard`` also lists the triggers it watches (rows with event ``watch``); the schema's
   guard objects go with its last log.
 """
 
@@ -21,7 +21,7 @@ from snaprepl.dialects.guards import GuardFindings, LogGuards, missing_triggers
 from snaprepl.dialects.model import DdlStep, LogObjects, SqlSession, TableInfo
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
-GUARD_TABLE = "snaprepl_guard"
+GUARD_TABLE = "rlog_snaprepl_guard"
 TRUNCATE_FUNCTION = "snaprepl_guard_truncate"
 DDL_FUNCTION = "snaprepl_guard_ddl"
 DROP_FUNCTION = "snaprepl_guard_drop"
