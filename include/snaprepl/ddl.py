@@ -80,8 +80,12 @@ def snapshot_log_statements(dialect_name: str, table: str, keys: Sequence[str], 
     dialect, info = _table_info(dialect_name, table, keys)
     objects = dialect.log_objects(info.table, [c.name for c in info.primary_key])
     if drop:
-        return dialect.drop_log_ddl(info.table, objects, source_exists=True)
-    return [step.sql for step in dialect.create_log_ddl(info, objects)]
+        return [
+            *dialect.drop_log_ddl(info.table, objects, source_exists=True),
+            *dialect.guard_drop_sql(info.table, objects, source_exists=True),
+        ]
+    steps = [*dialect.create_log_ddl(info, objects), *dialect.guard_steps(info, objects, ddl_guard=False)]
+    return [step.sql for step in steps]
 
 
 def bidir_log_statements(
@@ -100,12 +104,14 @@ def bidir_log_statements(
     if drop:
         return [
             *dialect.drop_log_ddl(info.table, objects, source_exists=True),
+            *dialect.guard_drop_sql(info.table, objects, source_exists=True),
             f"ALTER TABLE {target} DROP COLUMN {dialect.quote(BIDIR.rowguid)}",
         ]
     with_rowguid = TableInfo(info.table, (*info.columns, Column(BIDIR.rowguid, dialect.rowguid_type)))
     steps = [
         *dialect.add_rowguid_steps(info.table, server),
         *dialect.create_bidir_log_ddl(with_rowguid, objects, server, publisher=publisher),
+        *dialect.guard_steps(with_rowguid, objects, ddl_guard=False),
     ]
     return [step.sql for step in steps]
 

@@ -171,6 +171,10 @@ class ConnectServerDown(SnapreplError):
     retryable = True
 
 
+class LogBypassed(SnapreplError):
+    """A log's row trigger is missing or disabled, or was bypassed (TRUNCATE): changes may be unlogged."""
+
+
 def error_class(name: str, fallback: type[SnapreplError]) -> type[SnapreplError]:
     """The snaprepl error class called ``name`` (how a Spark job reports its error to the submitter),
     else ``fallback``. Every error class lives in this module, so the submitter finds each one without

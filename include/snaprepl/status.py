@@ -23,6 +23,7 @@ from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
+from snaprepl.log_guard import guard_notes
 from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
@@ -120,6 +121,7 @@ def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _
         "last_push_ts": _iso(sub.ss_last_push_ts),
         "status": sub.ss_last_status,
         "error": sub.ss_last_error,
+        "needs_init": sub.ss_needs_init,
         "running": _running(context.locks, push_lease),
         "died": run_state(context.locks.get(push_lease), None),
         "stale": subscriber_is_stale(sub, catalog.publication(item), context.settings, context.now),
@@ -265,6 +267,7 @@ def _log_entry(
         "purged_before": _iso(record.snl_purged_before),
         "last_purge_at": _iso(record.snl_last_purge_at),
         "purge_waits_for": _purge_blocker([s for s in snapshots if s.sn_source_table == record.snl_source]),
+        "guard_notes": guard_notes(record),
     }
     if subscribers:  # a publisher's log: its purge waits for the loaded subscriber pushed to longest ago
         entry["purge_waits_for"] = _subscriber_blocker(subscribers)

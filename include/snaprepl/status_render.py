@@ -82,8 +82,9 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
         "purge waits for",
         "watermarks",
     ]
+    notes = [f"note: {entry['source']}: {note}" for entry in logs for note in entry.get("guard_notes") or []]
     table = _table("snapshot logs", headers, rows)
-    return "\n".join([table, *(f"  ! {line}" for line in long_transaction_lines(logs))])
+    return "\n".join([table, *(f"  ! {line}" for line in long_transaction_lines(logs)), *notes])
 
 
 def _refresh_outcome(entry: dict[str, Any]) -> str:
@@ -166,6 +167,8 @@ def _subscriber_state(sub: dict[str, Any]) -> str:
     """The subscriber's "state" cell."""
     if sub["died"]:
         return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
+    if sub.get("needs_init"):
+        return f"NEEDS REPL_INIT_SNAPSHOT: {sub['needs_init'][:80]}"
     state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
     if sub.get("detached_at"):
         state = f"DETACHED {sub['detached_at']} (needs REPL_INIT_SNAPSHOT), {state}"

@@ -35,3 +35,30 @@ CREATE TRIGGER "sales_orders_I_log" AFTER INSERT ON "sales"."orders" FOR EACH RO
 CREATE TRIGGER "sales_orders_U_log" AFTER UPDATE ON "sales"."orders" FOR EACH ROW EXECUTE FUNCTION "sales"."sales_orders_rlog_fn"();
 
 CREATE TRIGGER "sales_orders_D_log" AFTER DELETE ON "sales"."orders" FOR EACH ROW EXECUTE FUNCTION "sales"."sales_orders_rlog_fn"();
+
+CREATE TABLE IF NOT EXISTS "sales"."rlog_snaprepl_guard" (id bigserial PRIMARY KEY, tbl text NOT NULL, trg text, event text NOT NULL, detail text, at timestamp(6) NOT NULL DEFAULT (clock_timestamp() AT TIME ZONE 'UTC'));
+
+CREATE OR REPLACE FUNCTION "sales"."snaprepl_guard_truncate"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $snaprepl$
+BEGIN
+  IF TG_TABLE_SCHEMA = 'sales' THEN
+    INSERT INTO "sales"."rlog_snaprepl_guard" (tbl, trg, event, detail) VALUES (TG_TABLE_NAME, TG_NAME, 'TRUNCATE', 'by ' || session_user);
+  END IF;
+  RETURN NULL;
+END
+$snaprepl$;
+
+REVOKE ALL ON FUNCTION "sales"."snaprepl_guard_truncate"() FROM PUBLIC;
+
+CREATE TRIGGER "sales_orders_T_log" AFTER TRUNCATE ON "sales"."orders" FOR EACH STATEMENT EXECUTE FUNCTION "sales"."snaprepl_guard_truncate"();
+
+ALTER TABLE "sales"."orders" ENABLE ALWAYS TRIGGER "sales_orders_I_log";
+
+ALTER TABLE "sales"."orders" ENABLE ALWAYS TRIGGER "sales_orders_U_log";
+
+ALTER TABLE "sales"."orders" ENABLE ALWAYS TRIGGER "sales_orders_D_log";
+
+ALTER TABLE "sales"."orders" ENABLE ALWAYS TRIGGER "sales_orders_T_log";
+
+DELETE FROM "sales"."rlog_snaprepl_guard" WHERE tbl = 'orders';
+
+INSERT INTO "sales"."rlog_snaprepl_guard" (tbl, trg, event) VALUES ('orders', 'sales_orders_I_log', 'watch'), ('orders', 'sales_orders_U_log', 'watch'), ('orders', 'sales_orders_D_log', 'watch'), ('orders', 'sales_orders_T_log', 'watch');

@@ -13,6 +13,7 @@ import time
 from datetime import datetime
 
 from snaprepl import run_history
+from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.pull import pending_pull
 from snaprepl.bidir.push import pending_push
 from snaprepl.bidir.state import (
@@ -44,6 +45,7 @@ def sync_if_idle(
         for step, name in steps:
             started, started_at = time.monotonic(), utcnow()
             with RunLock(catalog, _lease(item, step, name), run_id, what=f"publication {item} ({step} {name})"):
+                guard_step(state, name)  # a bypassed trigger fails here, as in the job
                 if _PENDING[step](state, name):
                     return None
             outcomes.append((Outcome(step, name, duration_s=time.monotonic() - started), started_at))

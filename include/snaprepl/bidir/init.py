@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any
 
+from snaprepl.bidir.guard import guard_init
 from snaprepl.bidir.init_stage import CHUNK, InitCopy
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
@@ -32,6 +33,7 @@ def init(
     if rows_per_commit < 1:
         raise ReplicationError("rows_per_commit must be at least 1")
     outcome = Outcome("init", server)
+    guard_init(state, server)
     record = state.subscription(server)
     sub = state.subscriber(server)
     with RunLock(
@@ -65,6 +67,7 @@ def init(
             server,
             state.item,
             ss_init_state="done",
+            ss_needs_init=None,
             ss_init_bm=None,
             ss_last_push_ts=datetime.fromisoformat(bookmark["push_ts"]),
             ss_last_pull_ts=datetime.fromisoformat(bookmark["pull_ts"]),

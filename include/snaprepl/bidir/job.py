@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl import run_history
+from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded
 from snaprepl.bidir.steps import detached_message, run_steps
 from snaprepl.bidir.sync import PublicationSync
@@ -79,6 +80,8 @@ def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) ->
             kind, action = "init", lambda s: sync.init(s, args.rows_per_commit, atomic=args.atomic)
         else:
             action = _failing(CompleteRefreshRequired(detached_message(sub)))
+    if kind != "init":  # a reload checks its guards itself (bidir.guard.guard_init)
+        action = _guarded(sync, action)
     try:
         outcome = _recorded(catalog, sync.item, kind, server, action)
     except BaseException as err:
@@ -90,6 +93,16 @@ def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) ->
     if kind == "init":
         catalog.update_subscription(server, sync.item, ss_detached_at=None)
     return outcome
+
+
+def _guarded(sync: Any, action: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``action``, after the guards of both sides' logs (:func:`snaprepl.bidir.guard.guard_step`)."""
+
+    def guarded(server: str) -> Any:
+        guard_step(sync, server)
+        return action(server)
+
+    return guarded
 
 
 def _failing(error: Exception) -> Callable[[str], Any]:

@@ -39,3 +39,9 @@ class SnapshotLogs(CatalogDatabase):
                 if current is None or purged_before > current:
                     values["SNL_PURGED_BEFORE"] = purged_before
             conn.execute(sa.update(m.SYS_SNAPSHOT_LOG).where(t.SNL_SOURCE == source_key).values(**values))
+
+    def set_log_guard(self, source_key: str, guard: str | None) -> None:
+        """Record what the guards of the log's triggers saw last (JSON, see :mod:`snaprepl.log_guard`)."""
+        t = m.SYS_SNAPSHOT_LOG.c
+        with self.begin() as conn:
+            conn.execute(sa.update(m.SYS_SNAPSHOT_LOG).where(t.SNL_SOURCE == source_key).values(SNL_GUARD=guard))

@@ -98,6 +98,11 @@ SYS_SNAPSHOT_LOG = Table(
     Column("SNL_LAST_PURGE_AT", TIMESTAMP),
     Column("SNL_CREATED_AT", TIMESTAMP, nullable=False),
     Column("SNL_CASCADES", Text, comment="JSON: triggers on the tables that cascade into it, and the paths"),
+    Column(
+        "SNL_GUARD",
+        Text,
+        comment="JSON: what guards its triggers recorded (trigger times, table identity, events seen)",
+    ),
 )
 
 SYS_SERVERS = Table(
@@ -150,6 +155,7 @@ SYS_SNAPSHOT_SUB = Table(
     Column("SS_LAST_ERROR", Text),
     Column("SS_CREATED_AT", TIMESTAMP, nullable=False),
     Column("SS_DETACHED_AT", TIMESTAMP, comment=DETACHED_COMMENT),
+    Column("SS_NEEDS_INIT", Text, comment="why the replica needs REPL_INIT_SNAPSHOT again (NULL = it does not)"),
 )
 
 SYS_SNAPSHOT_CR = Table(

@@ -57,6 +57,7 @@ class LogRecord(Record):
     snl_last_purge_at: datetime | None = None
     #: JSON of :class:`snaprepl.dialects.cascades.CascadePlan` (where cascades fire no trigger).
     snl_cascades: str | None = None
+    snl_guard: str | None = None
 
     @property
     def key_columns(self) -> list[str]:
@@ -175,6 +176,7 @@ class SubscriptionRecord(Record):
     ss_last_status: str | None = None
     ss_last_error: str | None = None
     ss_detached_at: datetime | None = None
+    ss_needs_init: str | None = None
 
 
 @dataclass(frozen=True)

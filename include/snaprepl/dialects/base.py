@@ -20,6 +20,7 @@ from snaprepl.dialects.bidir_logs import BidirLogs
 from snaprepl.dialects.bidir_sets import BidirSets
 from snaprepl.dialects.cascades import CascadeLogging
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
+from snaprepl.dialects.guards import LogGuards
 from snaprepl.dialects.introspect import Introspection
 from snaprepl.dialects.lock_waits import LockWaits
 from snaprepl.dialects.model import (
@@ -67,7 +68,9 @@ __all__ = [
 ]
 
 
-class Dialect(Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, CascadeLogging, Watermarks, ABC):
+class Dialect(
+    Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, CascadeLogging, Watermarks, LogGuards, ABC
+):
     """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`;
     its bi-directional logs: :mod:`snaprepl.dialects.bidir_logs`; how it reads a database's catalog:
     :mod:`snaprepl.dialects.introspect`).

@@ -18,6 +18,7 @@ from snaprepl.dialects.base import (
 )
 from snaprepl.dialects.bidir_sets import MySqlBidirSets
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, mysql_options
+from snaprepl.dialects.guards import MySqlGuards
 from snaprepl.dialects.lock_waits import MySqlLockWaits
 from snaprepl.dialects.mysql_cascades import MySqlCascades
 from snaprepl.dialects.replace import MySqlRowReplacement
@@ -26,7 +27,9 @@ from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
 
 
-class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, MySqlCascades, MySqlWatermarks, Dialect):
+class MySqlDialect(
+    MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, MySqlCascades, MySqlWatermarks, MySqlGuards, Dialect
+):
     name = "mysql"
     sqlglot_dialect = "mysql"
     max_identifier_length = 64

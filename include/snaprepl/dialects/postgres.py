@@ -21,6 +21,7 @@ from snaprepl.dialects.bidir_sets import PostgresBidirSets
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
+from snaprepl.dialects.postgres_guards import PostgresGuards
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
@@ -29,7 +30,13 @@ from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
 class PostgresDialect(
-    PostgresTableSwap, PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, PostgresWatermarks, Dialect
+    PostgresTableSwap,
+    PostgresRowReplacement,
+    PostgresLockWaits,
+    PostgresBidirSets,
+    PostgresWatermarks,
+    PostgresGuards,
+    Dialect,
 ):
     name = "postgres"
     sqlglot_dialect = "postgres"

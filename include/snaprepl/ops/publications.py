@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.servers import register_server, server_conn
@@ -23,6 +23,7 @@ from snaprepl.errors import (
 from snaprepl.lookup import dialect_of, executable_database
 from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.ops.log_cascades import refuse_cascaded_publication
+from snaprepl.ops.log_guard_ddl import guard_record, with_guards
 from snaprepl.ops.snapshot_logs import run_ddl
 
 TABLE_TYPE = 2
@@ -130,17 +131,16 @@ def create_publication(item: TableRef, kind: int, *, catalog: Catalog) -> Publis
     objects = dialect.bidir_log_objects(info.table, [c.name for c in info.primary_key])
     steps = [] if len(data_columns) < len(info.columns) else dialect.add_rowguid_steps(info.table, server)
     with_rowguid = TableInfo(info.table, (*data_columns, Column(BIDIR.rowguid, dialect.rowguid_type)))
-    run_ddl(
-        database,
-        [*steps, *dialect.create_bidir_log_ddl(with_rowguid, objects, server, publisher=True)],
-        f"the publication of {info.table}",
-    )
+    log_steps = [*steps, *dialect.create_bidir_log_ddl(with_rowguid, objects, server, publisher=True)]
+    guarded, ddl_guard = with_guards(database, with_rowguid, objects, log_steps)
+    run_ddl(database, guarded, f"the publication of {info.table}")
     record = PublicationRecord(
         sp_item=info.table.key, sp_type=kind, sp_server=server, sp_created_at=utcnow(), sp_rows_per_commit=None
     )
     try:
+        guard, _ = guard_record(database, with_rowguid, objects, ddl_guard)
         catalog.add_log(
-            _log_record(with_rowguid, objects, dialect.name),
+            replace(_log_record(with_rowguid, objects, dialect.name), snl_guard=guard),
             SnapshotLogExists(f"{info.table} was published concurrently"),
         )
         catalog.add_publication(record, SnapshotExists(f"{info.table} was published concurrently"))
@@ -155,7 +155,10 @@ def _drop_objects(database: Database, table: ResolvedTable, objects: LogObjects,
     dialect = database.dialect
     with database.session() as session:
         exists = dialect.table_exists(session, table.schema, table.table)
-    statements = dialect.drop_log_ddl(table, objects, source_exists=exists)
+    statements = [
+        *dialect.drop_log_ddl(table, objects, source_exists=exists),
+        *dialect.guard_drop_sql(table, objects, source_exists=exists),
+    ]
     if drop_rowguid and exists:
         statements.append(
             f"ALTER TABLE {dialect.qualified(table.schema, table.table)} DROP COLUMN {dialect.quote(BIDIR.rowguid)}"
@@ -216,7 +219,8 @@ def create_subscription(server: str, item: TableRef, kind: int, *, catalog: Cata
         ),
         *dialect.create_bidir_log_ddl(info, objects, server, publisher=False),
     ]
-    run_ddl(subscriber, steps, f"the replica of {publication.sp_item} on server {server}")
+    guarded, ddl_guard = with_guards(subscriber, info, objects, steps)
+    run_ddl(subscriber, guarded, f"the replica of {publication.sp_item} on server {server}")
     record = SubscriptionRecord(
         ss_server=server,
         ss_item=publication.sp_item,
@@ -226,7 +230,9 @@ def create_subscription(server: str, item: TableRef, kind: int, *, catalog: Cata
         ss_table=log.snl_table,
     )
     try:
-        catalog.add_log(_log_record(info, objects, dialect.name), SnapshotLogExists(f"{table} has a log already"))
+        guard, _ = guard_record(subscriber, info, objects, ddl_guard)
+        log_record = replace(_log_record(info, objects, dialect.name), snl_guard=guard)
+        catalog.add_log(log_record, SnapshotLogExists(f"{table} has a log already"))
         catalog.add_subscription(record, SnapshotExists(f"server {server} subscribed concurrently"))
     except BaseException:
         catalog.delete_log(table.key)
@@ -255,6 +261,7 @@ def _drop_replica(database: Database, table: ResolvedTable, objects: LogObjects)
     for statement in [
         *dialect.drop_log_ddl(table, objects, source_exists=True),
         dialect.drop_table_sql(table.schema, table.table),
+        *dialect.guard_drop_sql(table, objects, source_exists=False),
     ]:
         try:
             with database.session() as session:

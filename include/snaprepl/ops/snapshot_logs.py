@@ -23,6 +23,7 @@ from snaprepl.errors import (
 from snaprepl.lookup import executable_database, find_log
 from snaprepl.names import ResolvedTable, TableRef
 from snaprepl.ops.log_cascades import drop_cascades, plan_cascades
+from snaprepl.ops.log_guard_ddl import guard_record, with_guards
 from snaprepl.ops.purge import publisher_log_cutoff
 from snaprepl.ops.readonly import first_line
 from snaprepl.ops.snapshot_guards import refuse_snaprepl_table
@@ -37,6 +38,8 @@ REPLAY_LOG_TABLE = "SYS_RPLOG"
 @dataclass(frozen=True)
 class CreatedLog:
     record: LogRecord
+    #: What the guards of its triggers cannot catch (no superuser, no PROCESS privilege).
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         objects = self.record.objects
@@ -45,7 +48,7 @@ class CreatedLog:
         return (
             f"snapshot log created for {self.record.snl_source}: table {objects.rlog}, "
             f"triggers {', '.join(objects.triggers)}{also}"
-        )
+        ) + "".join(f"\nnote: {note}" for note in self.notes)
 
 
 @dataclass(frozen=True)
@@ -174,15 +177,24 @@ def create_snapshot_log(source: TableRef, *, catalog: Catalog) -> CreatedLog:
             )
         # Triggers on the tables whose foreign-key cascades fire none on this one (InnoDB's).
         cascades = plan_cascades(dialect, session, info, objects)
-    record = replace(_log_record(info, objects, dialect, kind="snapshot"), snl_cascades=cascades.to_json())
-    run_ddl(database, [*dialect.create_log_ddl(info, objects), *cascades.steps], f"the snapshot log of {info.table}")
+    steps, ddl_guard = with_guards(database, info, objects, [*dialect.create_log_ddl(info, objects), *cascades.steps])
+    run_ddl(database, steps, f"the snapshot log of {info.table}")
+    try:
+        guard, notes = guard_record(database, info, objects, ddl_guard)
+    except BaseException:
+        _drop_objects(database, info.table.schema, info.table.table, objects, info)
+        drop_cascades(database, cascades.to_json())
+        raise
+    record = replace(
+        _log_record(info, objects, dialect, kind="snapshot"), snl_cascades=cascades.to_json(), snl_guard=guard
+    )
     try:
         catalog.add_log(record, SnapshotLogExists(f"a snapshot log for {info.table} was created concurrently"))
     except BaseException:
         _drop_objects(database, info.table.schema, info.table.table, objects, info)
         drop_cascades(database, record.snl_cascades)
         raise
-    return CreatedLog(record)
+    return CreatedLog(record, tuple(notes))
 
 
 def _log_record(info: TableInfo, objects: LogObjects, dialect: Dialect, kind: str) -> LogRecord:
@@ -208,7 +220,10 @@ def _drop_objects(
     resolved = info.table if info else ResolvedTable(database.conn.conn_id, schema, table)
     with database.session() as session:
         source_exists = dialect.table_exists(session, schema, table)
-        statements = dialect.drop_log_ddl(resolved, objects, source_exists=source_exists)
+        statements = [
+            *dialect.drop_log_ddl(resolved, objects, source_exists=source_exists),
+            *dialect.guard_drop_sql(resolved, objects, source_exists=source_exists),
+        ]
         if dialect.transactional_ddl:
             for statement in statements:
                 session.execute(statement)

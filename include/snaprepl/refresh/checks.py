@@ -7,14 +7,18 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
 from snaprepl.errors import TableNotFound
 from snaprepl.lineage import sources_of
+from snaprepl.log_guard import guard_snapshot_log
 from snaprepl.refresh.cascade_check import check_cascades
 
 
-def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> None:
+def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> SnapshotRecord:
     """Refuse to refresh a snapshot one of whose source tables is gone (a refresh would report
-    success having read nothing).
+    success having read nothing); check its log's triggers in the same session
+    (:mod:`snaprepl.log_guard`). Returns the snapshot as the catalog now has it (a bypass of the
+    log's triggers found now marks it as needing a complete refresh).
 
     :raises TableNotFound: naming the missing table, the snapshot, and its still registered log.
+    :raises LogBypassed: a trigger of its log is missing or disabled.
     """
     database = Database.for_conn_id(snapshot.sn_source_conn)
     dialect = database.dialect
@@ -35,6 +39,10 @@ def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> None:
                     "restore the table, or drop the snapshot"
                     + (f" and then its log (DROP SNAPSHOT LOG FOR {snapshot.sn_source_table})" if log else ""),
                 )
-        log = catalog.log(snapshot.sn_source_table) if snapshot.sn_source_table else None
-        if log is not None and snapshot.incremental:
+        log = catalog.log(snapshot.sn_source_table) if snapshot.incremental and snapshot.sn_source_table else None
+        if log is not None:
+            marked = guard_snapshot_log(catalog, log, dialect, session)
             check_cascades(dialect, session, log, snapshot.sn_name)
+            if marked:
+                return catalog.snapshot(snapshot.sn_name) or snapshot
+    return snapshot

@@ -35,7 +35,7 @@ def refresh_if_idle(request: RefreshRequest, *, catalog: Catalog) -> RefreshOutc
     with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
         ends = Endpoints.of(snapshot)
         try:
-            check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
+            ends.snapshot = check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
             window = log_window(catalog, request, ends)
             if entries_to_apply(ends, window):
                 return None

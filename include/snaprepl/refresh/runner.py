@@ -46,7 +46,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
         catalog.update_snapshot(snapshot.sn_name, sn_last_status="running", sn_last_refresh_kind=kind, **_NO_COUNTS)
         ends = Endpoints.of(snapshot)
         try:
-            check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
+            ends.snapshot = check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
             outcome = _refresh(spark, catalog, request, ends, kind)
         except BaseException as err:
             failure = _failure(snapshot.sn_name, err, ends)
