@@ -35,11 +35,13 @@ from snaprepl.api_replication import (
 )
 from snaprepl.arguments import Flag, checked
 from snaprepl.catalog.store import Catalog
-from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, spark_conns
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, spark_conns, verify
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
 from snaprepl.submit.refresh import submit_refresh
+from snaprepl.submit.verify import submit_verify
+from snaprepl.verify.model import VerifyOutcome
 
 _catalog, _settings = default_catalog, default_settings
 
@@ -212,6 +214,40 @@ def repl_purge_rplogs(
     return snapshot_upkeep.purge_replay_logs(catalog=_catalog(catalog), settings=_settings(settings))
 
 
+@checked
+def repl_verify_snapshot(
+    snapshot_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``VERIFY SNAPSHOT name [WHERE 'condition']`` (snaprepl's addition): compare the copy with its
+    query evaluated at the source now; writes nothing anywhere."""
+    return verify.verify_snapshot(
+        parse_table_ref(snapshot_table_name), where=condition, catalog=_catalog(catalog),
+        settings=_settings(settings), verifier=verifier or submit_verify,
+    )  # fmt: skip
+
+
+@checked
+def repl_repair_snapshot(
+    snapshot_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``REPAIR SNAPSHOT name [WHERE 'condition']``: verify, then apply the source's rows for the keys
+    that differ through the incremental refresh's apply path (the source is never written)."""
+    return verify.verify_snapshot(
+        parse_table_ref(snapshot_table_name), repair=True, where=condition, catalog=_catalog(catalog),
+        settings=_settings(settings), verifier=verifier or submit_verify,
+    )  # fmt: skip
+
+
 # ---------------------------------------------------------------------- bi-directional replication
 
 
@@ -229,6 +265,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_set_snapshot_schedule,
         repl_set_snapshot_spark_conn,
         repl_purge_rplogs,
+        repl_verify_snapshot,
+        repl_repair_snapshot,
         repl_snp_server,
         repl_server_name,
         repl_create_snapshot_pub,

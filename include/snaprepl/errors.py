@@ -117,6 +117,10 @@ class ReplicationError(SnapreplError):
     """A bi-directional replication step failed."""
 
 
+class VerifyFailed(SnapreplError):
+    """A verify or repair failed; a repair's committed batches stay, the source is never written."""
+
+
 def error_class(name: str, fallback: type[SnapreplError]) -> type[SnapreplError]:
     """The snaprepl error class called ``name`` (how a Spark job reports its error to the submitter),
     else ``fallback``."""

@@ -16,9 +16,10 @@ from snaprepl.catalog.base import CatalogDatabase
 from snaprepl.catalog.records import HistoryRecord
 
 #: Kinds of runs (RH_KIND).
-KINDS = ("incremental", "complete", "pull", "push", "init")
-#: How a run ended (RH_OUTCOME): it applied something or found nothing to do, or it failed.
-OUTCOMES = ("ok", "idle", "failed")
+KINDS = ("incremental", "complete", "pull", "push", "init", "verify", "repair")
+#: How a run ended (RH_OUTCOME): it applied something or found nothing to do, or it failed; a verify
+#: found its copy equal (ok) or not (differences: RH_CONFLICTS of them).
+OUTCOMES = ("ok", "idle", "failed", "differences")
 
 
 class History(CatalogDatabase):
