@@ -4,6 +4,7 @@ process's SparkSession (as test_snapshots.py runs refreshes)."""
 from __future__ import annotations
 
 import itertools
+import threading
 from datetime import datetime
 from decimal import Decimal
 
@@ -62,9 +63,9 @@ def test_repair_finds_exactly_the_corrupted_keys_on_every_pair(
     dst = _snapshot(source, dest, unique_name, catalog, settings, refresher)
     name = f"{dst}@{dest.conn_id}"
     before = table_rows(source, f"{unique_name}_s")
-    assert api.repl_verify_snapshot(name, catalog=catalog, settings=settings, verifier=verifier).equal, (
-        "an identical copy of every replicated type verifies equal"
-    )
+    first = api.repl_verify_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
+    assert first.equal, "an identical copy of every replicated type verifies equal"
+    assert first.computed_in == ("databases" if source.dialect == dest.dialect != "sqlite" else "spark")
     _corrupt(dest, dst)
 
     outcome = api.repl_repair_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
@@ -92,6 +93,14 @@ def test_verify_writes_nothing_and_repair_writes_only_differing_keys(
     found = api.repl_verify_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
     assert not found.equal and found.exit_code == 3 and (found.missing, found.extra, found.different) == (1, 1, 4)
     assert table_rows(pg_db, dst) == corrupted and not pg_db.rows(f'SELECT 1 FROM "RLOG_{dst}"')
+    from snaprepl.status import collect_status
+    from snaprepl.status_render import render_text
+
+    report = collect_status(catalog, settings, probe=False)
+    entry = next(e for e in report["snapshots"] if e["name"] == found.copy)
+    assert (entry["last_verify"]["equal"], entry["last_verify"]["differences"]) == (False, 6)
+    assert entry["last_run"]["kind"] == "complete", "a verify is not the copy's last replication run"
+    assert "6 differences" in render_text(report)
 
     limited = api.repl_verify_snapshot(name, "id >= 5", catalog=catalog, settings=settings, verifier=verifier)
     assert (limited.missing, limited.extra, limited.different) == (0, 1, 2)
@@ -113,6 +122,27 @@ def test_changes_in_flight_are_not_differences(sqlite_db, pg_db, catalog, settin
     assert (outcome.missing, outcome.extra, outcome.different, outcome.excluded) == (1, 0, 0, 2)
     assert outcome.sample == [{"key": 7, "kind": "missing"}]
 
+    # A load writing the source while the verify runs (and a refresh trying to run): no false difference.
+    stop, writes = threading.Event(), itertools.count(1)
+
+    def load() -> None:
+        while not stop.is_set():
+            n = next(writes)
+            execute(pg_db, f"UPDATE {pg_db.q(unique_name + '_s')} SET amount = ? WHERE id = ?", Decimal(n), 1 + n % 6)
+            insert_rows(pg_db, f"{unique_name}_s", [(1000 + n, "load", None, None, None, None, None)])
+
+    writer = threading.Thread(target=load)
+    writer.start()
+    try:
+        during = api.repl_verify_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
+    finally:
+        stop.set()
+        writer.join()
+    assert (during.missing, during.extra, during.different) == (1, 0, 0), during
+    api.repl_refresh_inc_snapshot(name, catalog=catalog, settings=settings, refresher=refresher)
+    after = api.repl_repair_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
+    assert (after.missing, after.extra, after.different, after.excluded, after.equal) == (1, 0, 0, 0, True)
+
 
 def test_bad_input_gives_one_clear_line_and_changes_nothing(
     pg_db, mysql_db, catalog, settings, refresher, verifier, unique_name
@@ -129,3 +159,26 @@ def test_bad_input_gives_one_clear_line_and_changes_nothing(
     with pytest.raises(TableNotFound, match="is gone"):
         api.repl_repair_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
     assert table_rows(mysql_db, dst) == copied
+
+
+@pytest.mark.slow
+def test_the_command_in_both_spark_modes(pg_db, sqlite_db, catalog, settings, refresher, unique_name, spark_env):
+    """``snaprepl verify`` as users run it: a spark-submit, or the job in the CLI on the Connect server."""
+    import json
+
+    from tests.integration.test_refresh_submit import snaprepl
+
+    dst = _snapshot(sqlite_db, pg_db, unique_name, catalog, settings, refresher)
+    _corrupt(pg_db, dst)
+    name = f"{dst}@{pg_db.conn_id}"
+    found = snaprepl("verify", name, "--json", env=spark_env)
+    assert found.returncode == 3, found.stderr[-3000:]
+    report = json.loads(found.stdout)
+    assert list(report) == ["copy", "equal", "missing", "extra", "different", "sample", "rows", "seconds"]
+    assert (report["equal"], report["missing"], report["extra"], report["different"]) == (False, 1, 1, 4)
+    repaired = snaprepl("verify", name, "--repair", env=spark_env)
+    assert repaired.returncode == 0, repaired.stderr[-3000:]
+    assert "repaired (5 upserts, 1 deletes), equal now" in repaired.stdout
+    unknown = snaprepl("verify", f"nope_{unique_name}@{pg_db.conn_id}", env=spark_env)
+    assert unknown.returncode == 1 and unknown.stderr.count("\n") == 1
+    assert unknown.stderr.startswith("snaprepl: error: there is no snapshot")

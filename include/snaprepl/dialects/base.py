@@ -18,6 +18,7 @@ from sqlalchemy.engine import URL
 from snaprepl.dialects import types as type_mapping
 from snaprepl.dialects.bidir_logs import BidirLogs
 from snaprepl.dialects.bidir_sets import BidirSets
+from snaprepl.dialects.checksums import Checksums
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
 from snaprepl.dialects.introspect import Introspection
 from snaprepl.dialects.lock_waits import LockWaits
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 
-class Dialect(Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, ABC):
+class Dialect(Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, Checksums, ABC):
     """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`;
     its bi-directional logs: :mod:`snaprepl.dialects.bidir_logs`; how it reads a database's catalog:
     :mod:`snaprepl.dialects.introspect`).

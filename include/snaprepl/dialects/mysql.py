@@ -17,6 +17,7 @@ from snaprepl.dialects.base import (
     TableInfo,
 )
 from snaprepl.dialects.bidir_sets import MySqlBidirSets
+from snaprepl.dialects.checksums import MySqlChecksums
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, mysql_options
 from snaprepl.dialects.lock_waits import MySqlLockWaits
 from snaprepl.dialects.replace import MySqlRowReplacement
@@ -24,7 +25,7 @@ from snaprepl.errors import InvalidName
 from snaprepl.names import ResolvedTable
 
 
-class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, Dialect):
+class MySqlDialect(MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, MySqlChecksums, Dialect):
     name = "mysql"
     sqlglot_dialect = "mysql"
     max_identifier_length = 64

@@ -18,6 +18,7 @@ from snaprepl.dialects.base import (
     TableInfo,
 )
 from snaprepl.dialects.bidir_sets import PostgresBidirSets
+from snaprepl.dialects.checksums import PostgresChecksums
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
@@ -26,7 +27,7 @@ from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
-class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, Dialect):
+class PostgresDialect(PostgresRowReplacement, PostgresLockWaits, PostgresBidirSets, PostgresChecksums, Dialect):
     name = "postgres"
     sqlglot_dialect = "postgres"
     max_identifier_length = 63

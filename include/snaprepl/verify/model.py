@@ -59,6 +59,8 @@ class VerifyOutcome:
     rows_deleted: int = 0
     ranges: int = 0
     ranges_differing: int = 0
+    #: Where the bucket sums were computed: ``databases`` (both sides' SQL) or ``spark``.
+    computed_in: str = "spark"
 
     @property
     def differences(self) -> int:

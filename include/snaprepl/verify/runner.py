@@ -17,6 +17,7 @@ from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.spark.errors import root_cause
 from snaprepl.verify.canonical import KEY
 from snaprepl.verify.compare import Comparison, bucket_count, counted
+from snaprepl.verify.db_sums import database_sums
 from snaprepl.verify.inflight import pending_keys
 from snaprepl.verify.model import DIFFERENT, EXTRA, MISSING, VerifyOutcome, VerifyRequest
 from snaprepl.verify.repair import apply_repair, staged_rows
@@ -58,10 +59,17 @@ def _verify(spark: Any, catalog: Catalog, request: VerifyRequest, ends: Endpoint
     sides = plan_sides(ends, log, request.where, request.max_partitions)
     comparison = Comparison(spark, sides, ends.dest_io.target_type, ends.dest_db.dialect.name, 0)
     comparison.buckets = bucket_count(sides.estimate)
-    buckets, rows = comparison.differing_buckets()
+    in_databases = database_sums(ends, sides, comparison.buckets)
+    computed_in = "databases" if in_databases is not None and in_databases[0] else "spark"
+    buckets: list[int] = []
+    if in_databases is not None and in_databases[0]:  # equal: no Spark at all
+        rows = in_databases[1]
+    else:
+        buckets, rows = comparison.differing_buckets()
     outcome = VerifyOutcome(
-        copy=snapshot.sn_name, equal=not buckets, rows=rows, ranges=comparison.buckets, ranges_differing=len(buckets)
-    )
+        copy=snapshot.sn_name, equal=not buckets, rows=rows, ranges=comparison.buckets,
+        ranges_differing=len(buckets), computed_in=computed_in,
+    )  # fmt: skip
     if buckets:
         outcome = _narrowed(spark, catalog, request, ends, comparison, buckets, outcome)
     return dataclasses.replace(outcome, seconds=time.monotonic() - started)
