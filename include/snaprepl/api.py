@@ -248,6 +248,15 @@ def repl_repair_snapshot(
     )  # fmt: skip
 
 
+@checked
+def repl_set_snapshot_verify_schedule(
+    snapshot_table_name: str, schedule: str | None, *, catalog: Catalog | None = None
+) -> verify.VerifySchedule:
+    """A verify DAG for the snapshot on ``schedule`` (cron or preset, e.g. ``@weekly``); NULL removes it
+    (snaprepl's addition; off by default)."""
+    return verify.set_verify_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
+
+
 # ---------------------------------------------------------------------- bi-directional replication
 
 
@@ -267,6 +276,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_purge_rplogs,
         repl_verify_snapshot,
         repl_repair_snapshot,
+        repl_set_snapshot_verify_schedule,
         repl_snp_server,
         repl_server_name,
         repl_create_snapshot_pub,

@@ -182,3 +182,24 @@ def test_the_command_in_both_spark_modes(pg_db, sqlite_db, catalog, settings, re
     unknown = snaprepl("verify", f"nope_{unique_name}@{pg_db.conn_id}", env=spark_env)
     assert unknown.returncode == 1 and unknown.stderr.count("\n") == 1
     assert unknown.stderr.startswith("snaprepl: error: there is no snapshot")
+
+
+def test_a_verify_schedule_is_off_by_default_and_set_by_name(pg_db, catalog, unique_name) -> None:
+    pg_db.run(f"CREATE TABLE {unique_name} (id int PRIMARY KEY)")
+    from snaprepl.catalog.records import SnapshotRecord, utcnow
+
+    name = f"public.{unique_name}@{pg_db.conn_id}"
+    catalog.add_snapshot(
+        SnapshotRecord(
+            sn_name=name, sn_query=f"SELECT * FROM {unique_name}", sn_source_conn=pg_db.conn_id,
+            sn_dest_conn=pg_db.conn_id, sn_dest_schema="public", sn_dest_table=unique_name, sn_created_at=utcnow(),
+        ),
+        duplicate=InvalidArgument("duplicate"),
+    )  # fmt: skip
+    assert catalog.snapshot(name).sn_verify_schedule is None
+    set_weekly = api.repl_set_snapshot_verify_schedule(f"{unique_name}@{pg_db.conn_id}", "@weekly", catalog=catalog)
+    assert "@weekly" in str(set_weekly) and catalog.snapshot(name).sn_verify_schedule == "@weekly"
+    with pytest.raises(InvalidArgument):
+        api.repl_set_snapshot_verify_schedule(f"{unique_name}@{pg_db.conn_id}", "every tuesday", catalog=catalog)
+    api.repl_set_snapshot_verify_schedule(f"{unique_name}@{pg_db.conn_id}", None, catalog=catalog)
+    assert catalog.snapshot(name).sn_verify_schedule is None

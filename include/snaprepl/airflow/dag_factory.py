@@ -23,6 +23,7 @@ from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get
 
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
+from snaprepl.airflow.verify_operator import SnapshotVerifyOperator
 from snaprepl.catalog.records import COLLECTION_TYPE, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import (
@@ -34,6 +35,7 @@ from snaprepl.dag_names import (
     safe_id,
     snapshot_dag_id,
     task_key,
+    verify_dag_id,
 )
 from snaprepl.errors import SnapreplError, SnapshotLogNotFound
 from snaprepl.ops.purge import purge_history, purge_urplogs
@@ -169,6 +171,20 @@ def snapshot_dag(record: SnapshotRecord, settings: Settings) -> DAG:
             outlets=[snapshot_asset(record)],
             **task_args(settings, record.sn_source_conn),
         )
+    return dag
+
+
+def verify_dag(record: SnapshotRecord, settings: Settings) -> DAG:
+    """The snapshot's verify DAG, on its verify schedule: one task comparing the copy with its source."""
+    with _dag(
+        settings,
+        dag_id=verify_dag_id(record.sn_name),
+        description=f"verify snaprepl snapshot {record.sn_name} against its source",
+        schedule=timetable(record.sn_verify_schedule),
+        tags=[TAG, "snapshot", "verify"],
+        doc_md=f"Compares snapshot `{record.sn_name}` with its source (`snaprepl verify`); writes nothing.",
+    ) as dag:
+        SnapshotVerifyOperator(task_id="verify", snapshot=record.sn_name)
     return dag
 
 
@@ -309,6 +325,8 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
     """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
     for record in catalog.snapshots():
         yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
+        if record.sn_verify_schedule:
+            yield verify_dag_id(record.sn_name), f"verify of {record.sn_name}", lambda r=record: verify_dag(r, settings)
     publications = catalog.publications()
     for pub in publications:
         yield (

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument
 from snaprepl.lookup import find_snapshot
 from snaprepl.names import TableRef
+from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 from snaprepl.submit.verify import submit_verify
 from snaprepl.verify.model import VerifyOutcome, VerifyRequest
@@ -38,3 +40,22 @@ def verify_snapshot(
         tolerance_minutes=settings.snp_repl_tolerance_offset,
     )
     return verifier(request, catalog, settings)
+
+
+@dataclass(frozen=True)
+class VerifySchedule:
+    snapshot: str
+    schedule: str | None
+
+    def __str__(self) -> str:
+        if self.schedule is None:
+            return f"snapshot {self.snapshot} has no verify schedule"
+        return f"snapshot {self.snapshot} is verified on schedule {self.schedule!r} (DAG of its own)"
+
+
+def set_verify_schedule(name: TableRef, schedule: str | None, *, catalog: Catalog) -> VerifySchedule:
+    """The schedule of the snapshot's verify DAG (None: no verify DAG, the default)."""
+    record = find_snapshot(catalog, name)
+    value = validate_schedule(schedule)
+    catalog.update_snapshot(record.sn_name, sn_verify_schedule=value)
+    return VerifySchedule(record.sn_name, value)
