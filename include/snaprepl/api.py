@@ -249,6 +249,34 @@ def repl_repair_snapshot(
 
 
 @checked
+def repl_verify_replica(
+    replica_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``REPL_VERIFY_REPLICA('schema.table@conn')``: compare a subscriber's replica (named as
+    ``snaprepl status`` lists it) with its publisher's table, ROWGUID included; writes nothing."""
+    return repl_verify_snapshot(replica_table_name, condition, catalog=catalog, settings=settings, verifier=verifier)
+
+
+@checked
+def repl_repair_replica(
+    replica_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``REPL_REPAIR_REPLICA(...)``: verify, then make the replica hold the publisher's rows for the keys
+    that differ (the publisher wins; it is never written)."""
+    return repl_repair_snapshot(replica_table_name, condition, catalog=catalog, settings=settings, verifier=verifier)
+
+
+@checked
 def repl_set_snapshot_verify_schedule(
     snapshot_table_name: str, schedule: str | None, *, catalog: Catalog | None = None
 ) -> verify.VerifySchedule:
@@ -277,6 +305,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_verify_snapshot,
         repl_repair_snapshot,
         repl_set_snapshot_verify_schedule,
+        repl_verify_replica,
+        repl_repair_replica,
         repl_snp_server,
         repl_server_name,
         repl_create_snapshot_pub,

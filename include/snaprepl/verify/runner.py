@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -15,46 +16,67 @@ from snaprepl.errors import SnapreplError, SnapshotNotFound, VerifyFailed
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.spark.errors import root_cause
-from snaprepl.verify.canonical import KEY
-from snaprepl.verify.compare import Comparison, bucket_count, counted
+from snaprepl.verify.compare import Comparison, bucket_count
 from snaprepl.verify.db_sums import database_sums
 from snaprepl.verify.inflight import pending_keys
-from snaprepl.verify.model import DIFFERENT, EXTRA, MISSING, VerifyOutcome, VerifyRequest
+from snaprepl.verify.model import VerifyOutcome, VerifyRequest
+from snaprepl.verify.narrow import narrowed
 from snaprepl.verify.repair import apply_repair, staged_rows
+from snaprepl.verify.replica import verify_replica
+from snaprepl.verify.replicas import find_replica
 from snaprepl.verify.sides import plan_sides
 
 VERIFY, REPAIR = "verify", "repair"
 
 
 def run_verify(spark: Any, request: VerifyRequest, *, catalog: Catalog) -> VerifyOutcome:
-    """Compare snapshot ``request.snapshot`` with its query evaluated at the source now, holding its
-    lease (no refresh applies anything meanwhile); with ``request.repair`` fix what differs. The run
-    goes into the history (kind ``verify`` or ``repair``)."""
+    """Compare snapshot ``request.snapshot`` with its query evaluated at the source now (or a
+    subscriber's replica so named with its publisher's table), holding its lease (no refresh or push
+    applies anything meanwhile); with ``request.repair`` fix what differs. The run goes into the
+    history (kind ``verify`` or ``repair``)."""
     snapshot = catalog.snapshot(request.snapshot)
     if snapshot is None:
-        raise SnapshotNotFound(f"there is no snapshot {request.snapshot}", "`snaprepl status` lists the snapshots")
+        replica = find_replica(catalog, request.snapshot)
+        if replica is None:
+            raise SnapshotNotFound(
+                f"there is no snapshot or replica {request.snapshot}", "`snaprepl status` lists them"
+            )
+        return _checked(
+            catalog, request, (replica.item, replica.server), lambda: verify_replica(spark, catalog, request, replica)
+        )
+    ends = Endpoints.of(snapshot)
+    try:
+        return _checked(catalog, request, (snapshot.sn_name, None), lambda: _verify(spark, catalog, request, ends))
+    finally:
+        ends.dispose()
+
+
+def _checked(
+    catalog: Catalog, request: VerifyRequest, copy: tuple[str, str | None], work: Callable[[], VerifyOutcome]
+) -> VerifyOutcome:
+    """``work()`` under the copy's lease (a snapshot's, or the push lease of a replica), recorded."""
+    name, server = copy
     kind = REPAIR if request.repair else VERIFY
     started_at = utcnow()
-    with RunLock(catalog, snapshot_lock_name(snapshot.sn_name), request.run_id, what=f"snapshot {snapshot.sn_name}"):
-        ends = Endpoints.of(snapshot)
+    lease = snapshot_lock_name(name) if server is None else f"push:{name}:{server}"
+    what = f"snapshot {name}" if server is None else f"{server}'s replica of {name}"
+    with RunLock(catalog, lease, request.run_id, what=what):
         try:
-            check_sources(catalog, snapshot)  # a dropped source is an error, not a copy full of extras
-            outcome = _verify(spark, catalog, request, ends)
+            outcome = work()
         except BaseException as err:
-            failure = _failure(snapshot.sn_name, kind, err)
-            _record(catalog, snapshot.sn_name, kind, started_at, None, run_history.clean_error(failure))
+            failure = _failure(name, kind, err)
+            _record(catalog, copy, kind, started_at, None, run_history.clean_error(failure))
             if failure is err:
                 raise
             raise failure from err
-        finally:
-            ends.dispose()
-    _record(catalog, snapshot.sn_name, kind, started_at, outcome, None)
+    _record(catalog, copy, kind, started_at, outcome, None)
     return outcome
 
 
 def _verify(spark: Any, catalog: Catalog, request: VerifyRequest, ends: Endpoints) -> VerifyOutcome:
     started = time.monotonic()
     snapshot = ends.snapshot
+    check_sources(catalog, snapshot)  # a dropped source is an error, not a copy full of extras
     log = catalog.log(snapshot.sn_source_table) if snapshot.sn_source_table else None
     sides = plan_sides(ends, log, request.where, request.max_partitions)
     comparison = Comparison(spark, sides, ends.dest_io.target_type, ends.dest_db.dialect.name, 0)
@@ -87,34 +109,27 @@ def _narrowed(
     """The differences in ``buckets`` (keys in flight excluded), repaired when asked."""
     sides = comparison.sides
     pending = pending_keys(spark, catalog, ends, sides, request.tolerance_minutes, ends.dest_io.target_type)
-    found = comparison.differences(buckets).persist()
-    try:
-        differences = found.join(pending, KEY, "left_anti").persist() if pending is not None else found
-        excluded = found.count() - differences.count() if pending is not None else 0
-        counts, sample = counted(differences)
-        total = sum(counts.values())
-        outcome = dataclasses.replace(
-            outcome, equal=not total, sample=sample, excluded=excluded,
-            missing=counts[MISSING], extra=counts[EXTRA], different=counts[DIFFERENT],
-        )  # fmt: skip
-        if not request.repair or not total:
-            return outcome
+
+    def repair(differences: Any) -> tuple[int, int]:
         staged = staged_rows(differences, sides.dest_columns, sides.key, request.commit_rows)
-        upserted, deleted = apply_repair(ends, staged, sides.dest_columns, sides.key)
-        after = comparison.differences(buckets)
-        left = (after.join(pending, KEY, "left_anti") if pending is not None else after).count()
-    finally:
-        found.unpersist()
-    return dataclasses.replace(outcome, equal=left == 0, repaired=True, rows_upserted=upserted, rows_deleted=deleted)
+        return apply_repair(ends, staged, sides.dest_columns, sides.key)
+
+    return narrowed(request, comparison, buckets, outcome, pending, repair)
 
 
 def _record(
-    catalog: Catalog, name: str, kind: str, started: datetime, outcome: VerifyOutcome | None, error: str | None
+    catalog: Catalog,
+    copy: tuple[str, str | None],
+    kind: str,
+    started: datetime,
+    outcome: VerifyOutcome | None,
+    error: str | None,
 ) -> None:
     """The run in the history: its differences (RH_CONFLICTS), rows compared, rows repaired."""
     run = HistoryRecord(
-        rh_copy=name, rh_kind=kind, rh_started=started, rh_ended=utcnow(), rh_outcome="failed", rh_error=error
-    )
+        rh_copy=copy[0], rh_server=copy[1], rh_kind=kind, rh_started=started, rh_ended=utcnow(),
+        rh_outcome="failed", rh_error=error,
+    )  # fmt: skip
     if outcome is not None:
         run = dataclasses.replace(
             run, rh_outcome="ok" if outcome.equal else "differences", rh_rows_in=outcome.rows,
