@@ -36,11 +36,13 @@ from snaprepl.api_replication import (
 )
 from snaprepl.arguments import Flag, checked
 from snaprepl.catalog.store import Catalog
-from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, spark_conns
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, spark_conns, verify
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
 from snaprepl.submit.refresh import submit_refresh
+from snaprepl.submit.verify import submit_verify
+from snaprepl.verify.model import VerifyOutcome
 
 _catalog, _settings = default_catalog, default_settings
 
@@ -213,6 +215,77 @@ def repl_purge_rplogs(
     return snapshot_upkeep.purge_replay_logs(catalog=_catalog(catalog), settings=_settings(settings))
 
 
+@checked
+def repl_verify_snapshot(
+    snapshot_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``VERIFY SNAPSHOT name [WHERE 'condition']`` (snaprepl's addition): compare the copy with its
+    query evaluated at the source now; writes nothing anywhere."""
+    return verify.verify_snapshot(
+        parse_table_ref(snapshot_table_name), where=condition, catalog=_catalog(catalog),
+        settings=_settings(settings), verifier=verifier or submit_verify,
+    )  # fmt: skip
+
+
+@checked
+def repl_repair_snapshot(
+    snapshot_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``REPAIR SNAPSHOT name [WHERE 'condition']``: verify, then apply the source's rows for the keys
+    that differ through the incremental refresh's apply path (the source is never written)."""
+    return verify.verify_snapshot(
+        parse_table_ref(snapshot_table_name), repair=True, where=condition, catalog=_catalog(catalog),
+        settings=_settings(settings), verifier=verifier or submit_verify,
+    )  # fmt: skip
+
+
+@checked
+def repl_verify_replica(
+    replica_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``REPL_VERIFY_REPLICA('schema.table@conn')``: compare a subscriber's replica (named as
+    ``snaprepl status`` lists it) with its publisher's table, ROWGUID included; writes nothing."""
+    return repl_verify_snapshot(replica_table_name, condition, catalog=catalog, settings=settings, verifier=verifier)
+
+
+@checked
+def repl_repair_replica(
+    replica_table_name: str,
+    condition: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+    settings: Settings | None = None,
+    verifier: verify.Verifier | None = None,
+) -> VerifyOutcome:
+    """``REPL_REPAIR_REPLICA(...)``: verify, then make the replica hold the publisher's rows for the keys
+    that differ (the publisher wins; it is never written)."""
+    return repl_repair_snapshot(replica_table_name, condition, catalog=catalog, settings=settings, verifier=verifier)
+
+
+@checked
+def repl_set_snapshot_verify_schedule(
+    snapshot_table_name: str, schedule: str | None, *, catalog: Catalog | None = None
+) -> verify.VerifySchedule:
+    """A verify DAG for the snapshot on ``schedule`` (cron or preset, e.g. ``@weekly``); NULL removes it
+    (snaprepl's addition; off by default)."""
+    return verify.set_verify_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
+
+
 # ---------------------------------------------------------------------- bi-directional replication
 
 
@@ -230,6 +303,11 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_set_snapshot_schedule,
         repl_set_snapshot_spark_conn,
         repl_purge_rplogs,
+        repl_verify_snapshot,
+        repl_repair_snapshot,
+        repl_set_snapshot_verify_schedule,
+        repl_verify_replica,
+        repl_repair_replica,
         repl_snp_server,
         repl_server_name,
         repl_create_snapshot_pub,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import sys
@@ -62,6 +63,19 @@ def _add_history(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     history.add_argument("--json", action="store_true", help="print JSON for machines")
     history.add_argument("--limit", type=_positive, default=50, help="most runs shown (default 50)")
+
+
+def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    verify = commands.add_parser(
+        "verify",
+        help="compare a copy with its source (exit 3: differences), and with --repair fix what differs",
+        description="Compare a snapshot with its query evaluated at the source now: rows missing from the "
+        "copy, extra in it, and different. Exit status 0 when equal, 3 when differences remain, 1 on an error.",
+    )
+    verify.add_argument("copy", help="the snapshot, schema.table@conn_id as `snaprepl status` lists it")
+    verify.add_argument("--repair", action="store_true", help="apply the source's rows for the keys that differ")
+    verify.add_argument("--json", action="store_true", help="print JSON for machines")
+    verify.add_argument("--where", metavar="COND", help="compare only rows matching COND (in the source's SQL)")
 
 
 def _positive(text: str) -> int:
@@ -138,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Trigger-based snapshot replication orchestrated by Airflow and executed by Spark.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_sql, _add_status, _add_history, _add_ddl, _add_catalog, _add_spark_server):
+    for add in (_add_sql, _add_status, _add_history, _add_verify, _add_ddl, _add_catalog, _add_spark_server):
         add(commands)
     return parser
 
@@ -188,6 +202,15 @@ def _history(args: argparse.Namespace) -> None:
 
     runs = Catalog.open(Settings.load()).history(args.copy, limit=args.limit)
     print(render_history_json(runs) if args.json else render_history(runs))
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from snaprepl.api import repl_repair_snapshot, repl_verify_snapshot  # noqa: PLC0415  (heavy: lark, alembic)
+
+    verify = repl_repair_snapshot if args.repair else repl_verify_snapshot
+    outcome = verify(args.copy, args.where, settings=Settings.load())
+    print(json.dumps(outcome.to_json()) if args.json else outcome)
+    return outcome.exit_code
 
 
 def _ddl(args: argparse.Namespace) -> None:
@@ -246,10 +269,11 @@ def _spark_server(args: argparse.Namespace) -> None:
         )
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+COMMANDS: dict[str, Callable[[argparse.Namespace], int | None]] = {
     "sql": _sql,
     "status": _status,
     "history": _history,
+    "verify": _verify,
     "ddl": _ddl,
     "catalog": _catalog,
     "spark-server": _spark_server,
@@ -313,8 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(bool(getattr(args, "verbose", False)))
     try:
-        COMMANDS[args.command](args)  # argparse only accepts these commands
-        return 0
+        return COMMANDS[args.command](args) or 0  # argparse only accepts these commands
     except SnapreplError as err:
         _error_line(str(err))
         return 1

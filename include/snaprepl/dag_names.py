@@ -19,6 +19,7 @@ RPLOG_PURGE_DAG = "snaprepl_purge_replay_logs"
 LOG_PURGE_DAG = "snaprepl_purge_snapshot_logs"
 URPLOG_PURGE_DAG = "snaprepl_purge_update_replay_logs"
 SNAPSHOT_PREFIX = "snaprepl_refresh"
+VERIFY_PREFIX = "snaprepl_verify"
 PUBLICATION_PREFIX = "snaprepl_sync"
 #: Airflow's limit on DAG and task ids.
 MAX_ID = 250
@@ -56,6 +57,11 @@ def _key_parts(name: str) -> list[str]:
 def snapshot_dag_id(name: str) -> str:
     """DAG id of a snapshot's refresh DAG: ``snaprepl_refresh__<conn>__<schema>__<table>``."""
     return safe_id(name, _key_parts(name), SNAPSHOT_PREFIX)
+
+
+def verify_dag_id(name: str) -> str:
+    """DAG id of a snapshot's verify DAG (when it has a verify schedule): ``snaprepl_verify__...``."""
+    return safe_id(name, _key_parts(name), VERIFY_PREFIX)
 
 
 def publication_dag_id(item: str) -> str:

@@ -175,6 +175,10 @@ class LogBypassed(SnapreplError):
     """A log's row trigger is missing or disabled, or was bypassed (TRUNCATE): changes may be unlogged."""
 
 
+class VerifyFailed(SnapreplError):
+    """A verify or repair failed; a repair's committed batches stay, the source is never written."""
+
+
 def error_class(name: str, fallback: type[SnapreplError]) -> type[SnapreplError]:
     """The snaprepl error class called ``name`` (how a Spark job reports its error to the submitter),
     else ``fallback``. Every error class lives in this module, so the submitter finds each one without

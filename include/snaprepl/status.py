@@ -351,7 +351,21 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
     for entry, snapshot in zip(report["snapshots"], snapshots, strict=True):
         entry["stale"] = snapshot.incremental and snapshot_is_stale(catalog, snapshot, settings, utcnow())
     report["settings"].update(stale_after_hours=settings.stale_after_hours, detach_stale=settings.detach_stale)
+    checks = catalog.last_runs(checks=True)
+    for entry in report["snapshots"]:
+        entry["last_verify"] = _verify(checks.get((entry["name"], None)))
     return report
+
+
+def _verify(run: HistoryRecord | None) -> dict[str, Any] | None:
+    """A copy's newest verify or repair: when, whether the copy was equal, how many differences."""
+    if run is None:
+        return None
+    return {
+        "at": _iso(run.rh_ended), "kind": run.rh_kind, "outcome": run.rh_outcome,
+        "equal": run.rh_outcome == "ok",
+        "differences": run.rh_conflicts, "error": run.rh_error,
+    }  # fmt: skip
 
 
 def _add_last_runs(report: dict[str, Any], runs: dict[tuple[str, str | None], HistoryRecord]) -> None:

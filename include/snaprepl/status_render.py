@@ -45,6 +45,17 @@ def _last_run(run: dict[str, Any] | None) -> str | None:
     return f"{run['kind']} {run['outcome']}, {run['duration_s']:.1f} s, {rows}"
 
 
+def _last_verify(check: dict[str, Any] | None) -> str | None:
+    """The "last verify" cell: when, and equal or how many differences."""
+    if check is None:
+        return None
+    if check["outcome"] == "failed":
+        return f"{check['kind']} failed {check['at']}"
+    found = "equal" if check["equal"] else f"{check['differences']} differences"
+    repaired = ", repaired" if check["kind"] == "repair" and check["outcome"] == "ok" and check["differences"] else ""
+    return f"{found}{repaired} {check['at']}"
+
+
 def _lag(run: dict[str, Any] | None) -> str | None:
     return lag_text(run["lag_seconds"]) if run else None
 
@@ -120,12 +131,13 @@ def _snapshots_table(snapshots: list[dict[str, Any]]) -> str:
             _cell(entry.get("pending")),
             _lag(entry.get("last_run")),
             _last_run(entry.get("last_run")),
+            _last_verify(entry.get("last_verify")),
             entry["dag_id"],
         ]
         for entry in snapshots
     ]
     headers = ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "lag", "last run"]
-    headers.append("DAG")
+    headers += ["last verify", "DAG"]
     return _table("snapshots", headers, rows)
 
 

@@ -16,16 +16,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from airflow.providers.standard.operators.empty import EmptyOperator
-from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, chain, get_parsing_context, task
+from airflow.sdk import DAG, Asset, Param, chain, get_parsing_context
 
+from snaprepl.airflow.dag_common import TAG, snaprepl_dag, timetable
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
+from snaprepl.airflow.purge_dags import (
+    replay_log_purge_dag,
+    snapshot_log_purge_dag,
+    update_replay_log_purge_dag,
+)
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
+from snaprepl.airflow.verify_operator import SnapshotVerifyOperator
 from snaprepl.airflow.watchdog import WATCHDOG_DAG, add_tasks, dag_args
-from snaprepl.catalog.records import COLLECTION_TYPE, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import COLLECTION_TYPE, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.dag_names import (
     LOG_PURGE_DAG,
@@ -36,21 +43,15 @@ from snaprepl.dag_names import (
     safe_id,
     snapshot_dag_id,
     task_key,
+    verify_dag_id,
 )
-from snaprepl.errors import SnapreplError, SnapshotLogNotFound
-from snaprepl.ops.purge import purge_history, purge_urplogs
-from snaprepl.ops.snapshot_logs import purge_log
-from snaprepl.ops.snapshot_upkeep import purge_replay_logs
+from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
 
 log = logging.getLogger(__name__)
 
-TAG = "snaprepl"
 #: The publication DAG's task between the pulls and the pushes (done when every pull is, however it ended).
 PULLS_DONE = "pulls_done"
-DEFAULT_ARGS = {"owner": "snaprepl", "retries": 2, "retry_delay": timedelta(minutes=1)}
-#: DAGs start on this date: with catchup off it only bounds backfills.
-START = datetime(2024, 1, 1, tzinfo=UTC)
 MODE_LABELS = {
     INCREMENTAL: "incremental: apply the changes in the snapshot log",
     NONINCREMENTAL: "nonincremental: replace the destination with the query's result",
@@ -69,11 +70,6 @@ def snapshot_asset(record: SnapshotRecord) -> Asset:
         uri=asset_uri(record.sn_dest_conn, record.sn_dest_schema, record.sn_dest_table),
         group="snaprepl",
     )
-
-
-def timetable(schedule: str | None) -> CronDataIntervalTimetable | None:
-    # A cron string alone would get CronTriggerTimetable, whose data intervals are empty.
-    return CronDataIntervalTimetable(schedule, timezone="UTC") if schedule else None
 
 
 def _doc(record: SnapshotRecord) -> str:
@@ -98,20 +94,6 @@ def _spark_doc(conn_id: str | None) -> str:
     if conn_id is None:
         return "Spark jobs run with the connection of `[snaprepl] spark_conn_id`."
     return f"Spark jobs run with connection `{conn_id}` (spark: spark-submit; spark_connect: its Spark Connect server)."
-
-
-def _dag(settings: Settings, **kwargs: Any) -> DAG:
-    """A snaprepl DAG: no catchup, one run at a time, retries, unpaused unless
-    ``[snaprepl] dags_paused_at_creation``; ``kwargs`` say the rest."""
-    return DAG(
-        start_date=START,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
-        is_paused_upon_creation=settings.dags_paused_at_creation,
-        auto_register=False,  # a DAG whose building failed half-way must not be registered
-        **kwargs,
-    )
 
 
 def task_args(settings: Settings, source_conn: str) -> dict[str, Any]:
@@ -157,7 +139,7 @@ def _snapshot_params(record: SnapshotRecord) -> dict[str, Param]:
 
 
 def snapshot_dag(record: SnapshotRecord, settings: Settings) -> DAG:
-    with _dag(
+    with snaprepl_dag(
         settings,
         dag_id=snapshot_dag_id(record.sn_name),
         description=f"refresh snaprepl snapshot {record.sn_name}",
@@ -176,56 +158,17 @@ def snapshot_dag(record: SnapshotRecord, settings: Settings) -> DAG:
     return dag
 
 
-def replay_log_purge_dag(settings: Settings) -> DAG:
-    with _dag(
+def verify_dag(record: SnapshotRecord, settings: Settings) -> DAG:
+    """The snapshot's verify DAG, on its verify schedule: one task comparing the copy with its source."""
+    with snaprepl_dag(
         settings,
-        dag_id=RPLOG_PURGE_DAG,
-        description="purge snaprepl replay logs (REPL_PURGE_RPLOGS)",
-        schedule=timetable(settings.rplog_purge_schedule),
-        tags=[TAG, "purge"],
-        doc_md="Deletes replay-log entries older than each snapshot's SN_LAST_TS minus `snp_repl_purge_offset`, "
-        "and runs older than `history_keep_days` from the history.",
+        dag_id=verify_dag_id(record.sn_name),
+        description=f"verify snaprepl snapshot {record.sn_name} against its source",
+        schedule=timetable(record.sn_verify_schedule),
+        tags=[TAG, "snapshot", "verify"],
+        doc_md=f"Compares snapshot `{record.sn_name}` with its source (`snaprepl verify`); writes nothing.",
     ) as dag:
-
-        @task(task_id="purge_replay_logs")
-        def purge() -> dict[str, int]:
-            return purge_replay_logs(catalog=Catalog.open(settings), settings=settings).deleted
-
-        @task(task_id="purge_history")
-        def forget() -> int:
-            return purge_history(catalog=Catalog.open(settings), settings=settings)
-
-        purge()
-        forget()
-    return dag
-
-
-def log_purge_task_id(source: str) -> str:
-    table, _, conn = source.rpartition("@")
-    schema, _, table = table.partition(".")
-    return "purge__" + safe_id(source, [conn, schema, table])
-
-
-def snapshot_log_purge_dag(logs: list[LogRecord], settings: Settings) -> DAG:
-    with _dag(
-        settings,
-        dag_id=LOG_PURGE_DAG,
-        description="purge snaprepl snapshot logs (PURGE SNAPSHOT LOG)",
-        schedule=timetable(settings.log_purge_schedule),
-        tags=[TAG, "purge"],
-        doc_md="Deletes snapshot-log entries every snapshot of the log has applied; one task per log.",
-    ) as dag:
-        for record in logs:
-
-            @task(task_id=log_purge_task_id(record.snl_source))
-            def purge(source: str) -> str:
-                catalog = Catalog.open(settings)
-                log = catalog.log(source)
-                if log is None:
-                    raise SnapshotLogNotFound(f"the snapshot log of {source} was dropped")
-                return str(purge_log(log, catalog=catalog, settings=settings))
-
-            purge(record.snl_source)
+        SnapshotVerifyOperator(task_id="verify", snapshot=record.sn_name)
     return dag
 
 
@@ -266,7 +209,7 @@ def publication_dag(
     loaded = sorted(s.ss_server for s in subscriptions if s.ss_init_state == "done")
     if not loaded:
         return None
-    with _dag(
+    with snaprepl_dag(
         settings,
         dag_id=publication_dag_id(publication.sp_item),
         description=f"sync snaprepl publication {publication.sp_item}",
@@ -303,32 +246,17 @@ def publication_dag(
 
 def watchdog_dag(settings: Settings) -> DAG:
     """Checks every copy's freshness (see :mod:`snaprepl.airflow.watchdog`); unpaused as the purges."""
-    return add_tasks(_dag(settings, schedule=timetable(settings.watchdog_schedule), **dag_args(settings)), settings)
-
-
-def update_replay_log_purge_dag(settings: Settings) -> DAG:
-    with _dag(
-        settings,
-        dag_id=URPLOG_PURGE_DAG,
-        description="purge snaprepl update replay logs (REPL_PURGE_URPLOGS)",
-        schedule=timetable(settings.urplog_purge_schedule),
-        tags=[TAG, "purge"],
-        doc_md="Per publication, subscriber and direction, deletes update replay log entries older than that "
-        "direction's watermark minus `snp_repl_purge_offset`.",
-    ) as dag:
-
-        @task(task_id="purge_update_replay_logs")
-        def purge() -> dict[str, int]:
-            return purge_urplogs(catalog=Catalog.open(settings), settings=settings).deleted
-
-        purge()
-    return dag
+    return add_tasks(
+        snaprepl_dag(settings, schedule=timetable(settings.watchdog_schedule), **dag_args(settings)), settings
+    )
 
 
 def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
     """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
     for record in catalog.snapshots():
         yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
+        if record.sn_verify_schedule:
+            yield verify_dag_id(record.sn_name), f"verify of {record.sn_name}", lambda r=record: verify_dag(r, settings)
     publications = catalog.publications()
     for pub in publications:
         yield (

@@ -12,6 +12,7 @@ metric name (dots written ``__``; plain StatsD drops tags)::
     snaprepl.log.backlog                      gauge          log rows the copy has still to apply, when measured
     snaprepl.sync.duration / .rows            timing, counter  one pull, push or initial load
     snaprepl.sync.conflicts                   counter        conflicts a pull met
+    snaprepl.verify.differences               gauge          differences a verify found (0: equal)
 
 A sync step's copy is ``<publication>:<server>``.
 """
@@ -89,3 +90,9 @@ def sync_metrics(item: str, outcomes: Iterable[dict[str, Any]]) -> None:
         if outcome.get("step") == "pull":
             _send("incr", "snaprepl.sync.conflicts", int(outcome.get("conflicts") or 0), copy, tags)
         _measured(outcome, copy, "sync")
+
+
+def verify_metrics(outcome: dict[str, Any]) -> None:
+    """The metrics of a verify or repair, from its outcome (:meth:`VerifyOutcome.to_dict`)."""
+    found = sum(int(outcome.get(k) or 0) for k in ("missing", "extra", "different"))
+    _send("gauge", "snaprepl.verify.differences", found, str(outcome["copy"]))

@@ -16,9 +16,12 @@ from snaprepl.catalog.base import CatalogDatabase
 from snaprepl.catalog.records import HistoryRecord
 
 #: Kinds of runs (RH_KIND).
-KINDS = ("incremental", "complete", "pull", "push", "init")
-#: How a run ended (RH_OUTCOME): it applied something or found nothing to do, or it failed.
-OUTCOMES = ("ok", "idle", "failed")
+KINDS = ("incremental", "complete", "pull", "push", "init", "verify", "repair")
+#: Kinds of runs that check a copy rather than replicate into it.
+CHECK_KINDS = ("verify", "repair")
+#: How a run ended (RH_OUTCOME): it applied something or found nothing to do, or it failed; a verify
+#: found its copy equal (ok) or not (differences: RH_CONFLICTS of them).
+OUTCOMES = ("ok", "idle", "failed", "differences")
 
 
 class History(CatalogDatabase):
@@ -49,10 +52,17 @@ class History(CatalogDatabase):
         with self.begin() as conn:
             return [HistoryRecord.from_row(row) for row in conn.execute(query)]
 
-    def last_runs(self) -> dict[tuple[str, str | None], HistoryRecord]:
-        """The newest run of each copy and server (snapshots: server None)."""
+    def last_runs(self, *, checks: bool = False) -> dict[tuple[str, str | None], HistoryRecord]:
+        """The newest run of each copy and server (snapshots: server None): of its replication runs,
+        or with ``checks`` of its verifies and repairs."""
         t = m.SYS_REPL_HISTORY.c
-        newest = sa.select(sa.func.max(t.RH_ID).label("id")).group_by(t.RH_COPY, t.RH_SERVER).subquery()
+        kinds = t.RH_KIND.in_(CHECK_KINDS)
+        newest = (
+            sa.select(sa.func.max(t.RH_ID).label("id"))
+            .where(kinds if checks else sa.not_(kinds))
+            .group_by(t.RH_COPY, t.RH_SERVER)
+            .subquery()
+        )
         query = sa.select(m.SYS_REPL_HISTORY).where(t.RH_ID.in_(sa.select(newest.c.id)))
         with self.begin() as conn:
             runs = [HistoryRecord.from_row(row) for row in conn.execute(query)]

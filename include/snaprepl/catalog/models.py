@@ -61,6 +61,7 @@ SYS_SNAPSHOT = Table(
     Column("SN_KEY_COLUMNS", Text, comment="JSON list of the destination's key columns"),
     Column("SN_SCHEDULE", String(100), comment="Airflow schedule of the refresh DAG (NULL = manual)"),
     Column("SN_SPARK_CONN", IDENT, comment=SPARK_CONN_COMMENT),
+    Column("SN_VERIFY_SCHEDULE", String(100), comment="Airflow schedule of the verify DAG (NULL = none)"),
     Column("SN_TOLERANCE_MIN", Integer, comment="tolerance window override in minutes"),
     Column("SN_NEEDS_COMPLETE", Text, comment="why a complete refresh is required (NULL = not required)"),
     Column(

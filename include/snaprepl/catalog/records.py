@@ -91,6 +91,7 @@ class SnapshotRecord(Record):
     sn_key_columns: str | None = None
     sn_schedule: str | None = None
     sn_spark_conn: str | None = None
+    sn_verify_schedule: str | None = None
     sn_tolerance_min: int | None = None
     sn_needs_complete: str | None = None
     sn_complete_ts: datetime | None = None

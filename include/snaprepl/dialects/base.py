@@ -16,13 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlalchemy.engine import URL
 
 from snaprepl.dialects import types as type_mapping
-from snaprepl.dialects.bidir_logs import BidirLogs
-from snaprepl.dialects.bidir_sets import BidirSets
-from snaprepl.dialects.cascades import CascadeLogging
+from snaprepl.dialects.capabilities import Capabilities
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
-from snaprepl.dialects.guards import LogGuards
-from snaprepl.dialects.introspect import Introspection
-from snaprepl.dialects.lock_waits import LockWaits
 from snaprepl.dialects.model import (
     BIDIR,
     DELETE_MARK,
@@ -38,8 +33,6 @@ from snaprepl.dialects.model import (
     SqlSession,
     TableInfo,
 )
-from snaprepl.dialects.replace import RowReplacement
-from snaprepl.dialects.watermarks import Watermarks
 from snaprepl.errors import InvalidName, UnsupportedConnection
 from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
@@ -68,9 +61,7 @@ __all__ = [
 ]
 
 
-class Dialect(
-    Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, CascadeLogging, Watermarks, LogGuards, ABC
-):
+class Dialect(Capabilities, ABC):
     """One database dialect (how it replaces a destination's rows: :mod:`snaprepl.dialects.replace`;
     its bi-directional logs: :mod:`snaprepl.dialects.bidir_logs`; how it reads a database's catalog:
     :mod:`snaprepl.dialects.introspect`).

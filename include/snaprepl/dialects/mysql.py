@@ -17,6 +17,7 @@ from snaprepl.dialects.base import (
     TableInfo,
 )
 from snaprepl.dialects.bidir_sets import MySqlBidirSets
+from snaprepl.dialects.checksums import MySqlChecksums
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, mysql_options
 from snaprepl.dialects.guards import MySqlGuards
 from snaprepl.dialects.lock_waits import MySqlLockWaits
@@ -28,7 +29,14 @@ from snaprepl.names import ResolvedTable
 
 
 class MySqlDialect(
-    MySqlRowReplacement, MySqlLockWaits, MySqlBidirSets, MySqlCascades, MySqlWatermarks, MySqlGuards, Dialect
+    MySqlRowReplacement,
+    MySqlLockWaits,
+    MySqlBidirSets,
+    MySqlCascades,
+    MySqlWatermarks,
+    MySqlGuards,
+    MySqlChecksums,
+    Dialect,
 ):
     name = "mysql"
     sqlglot_dialect = "mysql"

@@ -18,6 +18,7 @@ from snaprepl.dialects.base import (
     TableInfo,
 )
 from snaprepl.dialects.bidir_sets import PostgresBidirSets
+from snaprepl.dialects.checksums import PostgresChecksums
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host, checked_port, postgres_options
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
@@ -36,6 +37,7 @@ class PostgresDialect(
     PostgresBidirSets,
     PostgresWatermarks,
     PostgresGuards,
+    PostgresChecksums,
     Dialect,
 ):
     name = "postgres"

@@ -93,3 +93,40 @@ class SyncJobArgs:
         parser.add_argument("--run-id", default=None)
         parser.add_argument("--reinit-detached", action="store_true", help="a detached subscriber's push reloads it")
         return cls(**vars(parser.parse_args(argv)))
+
+
+@dataclass(frozen=True)
+class VerifyJobArgs:
+    """``spark_jobs/verify_snapshot.py``'s arguments: verify (or repair) one snapshot."""
+
+    snapshot: str
+    repair: bool = False
+    where: str | None = None
+    commit_rows: int = 50_000
+    max_partitions: int = 8
+    tolerance_minutes: int = 15
+    catalog_conn: str = "snaprepl_catalog"
+    run_id: str | None = None
+
+    def to_argv(self) -> list[str]:
+        args = [
+            "--snapshot", self.snapshot, "--commit-rows", str(self.commit_rows),
+            "--max-partitions", str(self.max_partitions), "--tolerance-minutes", str(self.tolerance_minutes),
+            "--catalog-conn", self.catalog_conn,
+        ]  # fmt: skip
+        args = [*args, "--run-id", self.run_id] if self.run_id else args
+        args = [*args, "--where", self.where] if self.where else args
+        return [*args, "--repair"] if self.repair else args
+
+    @classmethod
+    def from_argv(cls, argv: Sequence[str] | None) -> VerifyJobArgs:
+        parser = argparse.ArgumentParser(prog="verify_snapshot", description="Verify one snaprepl snapshot.")
+        parser.add_argument("--snapshot", required=True, help="SN_NAME of the snapshot")
+        parser.add_argument("--repair", action="store_true")
+        parser.add_argument("--where", default=None, help="condition limiting the rows compared")
+        parser.add_argument("--commit-rows", type=int, default=cls.commit_rows)
+        parser.add_argument("--max-partitions", type=int, default=cls.max_partitions)
+        parser.add_argument("--tolerance-minutes", type=int, default=cls.tolerance_minutes)
+        parser.add_argument("--catalog-conn", default=cls.catalog_conn)
+        parser.add_argument("--run-id", default=None)
+        return cls(**vars(parser.parse_args(argv)))

@@ -72,6 +72,15 @@ class AlterSnapshot(Statement):
 
 
 @dataclass(frozen=True)
+class VerifySnapshot(Statement):
+    """``VERIFY SNAPSHOT name [WHERE 'condition']``; ``REPAIR SNAPSHOT ...`` has ``repair``."""
+
+    name: TableRef
+    condition: str | None = None
+    repair: bool = False
+
+
+@dataclass(frozen=True)
 class Call(Statement):
     """A function called by name, e.g. ``REPL_SNP_SERVER('pub_pg')``; arguments may be calls."""
 

@@ -13,7 +13,7 @@ from snaprepl import api
 from snaprepl.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
-from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, verify
 from snaprepl.settings import Settings
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script
@@ -27,6 +27,7 @@ class Context:
     settings: Settings
     refresher: snapshots.Refresher = submit_refresh
     syncer: Syncer | None = None
+    verifier: verify.Verifier | None = None
 
 
 @singledispatch
@@ -101,6 +102,14 @@ def _(statement: ast.AlterSnapshot, ctx: Context) -> Any:
 
 
 @execute.register
+def _(statement: ast.VerifySnapshot, ctx: Context) -> Any:
+    return verify.verify_snapshot(
+        statement.name, repair=statement.repair, where=statement.condition, catalog=ctx.catalog,
+        settings=ctx.settings, **({"verifier": ctx.verifier} if ctx.verifier else {}),
+    )  # fmt: skip
+
+
+@execute.register
 def _(statement: ast.Call, ctx: Context) -> Any:
     _check_call(statement)  # the whole call, inner calls included, before any of them runs
     return _run_call(statement, ctx)
@@ -111,6 +120,8 @@ def _run_call(call: ast.Call, ctx: Context) -> Any:
     args = [_run_call(a, ctx) if isinstance(a, ast.Call) else a for a in call.args]
     accepted = inspect.signature(function).parameters
     context = {"catalog": ctx.catalog, "settings": ctx.settings, "refresher": ctx.refresher, "syncer": ctx.syncer}
+    if ctx.verifier is not None:
+        context["verifier"] = ctx.verifier
     kwargs = {k: v for k, v in context.items() if k in accepted}
     return function(*args, **kwargs)
 
@@ -148,6 +159,7 @@ def run_script(
     settings: Settings | None = None,
     refresher: snapshots.Refresher | None = None,
     syncer: Syncer | None = None,
+    verifier: verify.Verifier | None = None,
 ) -> list[Any]:
     """Parse and run ``;``-separated statements in order; stop at the first failure.
 
@@ -161,6 +173,7 @@ def run_script(
         settings,
         refresher or submit_refresh,
         syncer,
+        verifier,
     )
     results = []
     for number, statement in enumerate(statements, start=1):

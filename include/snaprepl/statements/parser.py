@@ -148,6 +148,12 @@ class _ToAst(Transformer[Token, Any]):
     def alter_snapshot(self, items: list[Any]) -> ast.AlterSnapshot:
         return ast.AlterSnapshot(name=items[0], schedule=items[1])
 
+    def verify_snapshot(self, items: list[Any]) -> ast.VerifySnapshot:
+        return ast.VerifySnapshot(name=items[0], condition=items[1])
+
+    def repair_snapshot(self, items: list[Any]) -> ast.VerifySnapshot:
+        return ast.VerifySnapshot(name=items[0], condition=items[1], repair=True)
+
     def call(self, items: list[Any]) -> ast.Call:
         return ast.Call(function=str(items[0]), args=tuple(items[1:]))
 

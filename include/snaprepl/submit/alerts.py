@@ -28,6 +28,8 @@ log = logging.getLogger("snaprepl.alerts")
 
 
 def _what(run: HistoryRecord) -> str:
+    if run.rh_kind in ("verify", "repair"):
+        return f"{run.rh_kind} of {run.rh_copy}"
     if run.rh_server is None:
         return f"{run.rh_kind} refresh of {run.rh_copy}"
     return f"{run.rh_kind} of {run.rh_copy} with {run.rh_server}"
@@ -40,6 +42,10 @@ def alerts_for(runs: list[HistoryRecord], settings: Settings) -> list[str]:
         for r in runs
         if r.rh_outcome == "failed"
     ]
+    alerts += [
+        f"{_what(r)} found {r.rh_conflicts} differences between the copy and its source" for r in runs
+        if r.rh_outcome == "differences"
+    ]  # fmt: skip
     limit = settings.lag_alert_minutes * 60
     alerts += [
         f"{_what(r)}: lag {r.rh_lag_seconds / 60:.1f} min is over lag_alert_minutes = {settings.lag_alert_minutes} "

@@ -14,8 +14,8 @@ from airflow.sdk import Asset, CronDataIntervalTimetable
 from airflow.utils.types import DagRunType
 
 from snaprepl import api, run_script
-from snaprepl.airflow.dag_factory import log_purge_task_id
 from snaprepl.airflow.operators import SnapshotRefreshOperator, resolve_mode
+from snaprepl.airflow.purge_dags import log_purge_task_id
 from snaprepl.catalog.store import reset_open_catalog
 from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
 

@@ -2,8 +2,8 @@
 triggers' creation times, the table's identity, the events already handled); SS_NEEDS_INIT says why a
 subscriber's replica needs REPL_INIT_SNAPSHOT again (a TRUNCATE or a missing trigger on either side).
 
-Revision ID: 0010
-Revises: 0008
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-11-25
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010"
-down_revision = "0009"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

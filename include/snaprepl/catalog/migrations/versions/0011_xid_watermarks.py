@@ -2,8 +2,8 @@
 and a subscription's pull and push (SS_PULL_XIDS, SS_PUSH_XIDS), for PostgreSQL logs that record each
 writer's transaction id. NULL: the log is read by SNAPTIME, from the (capped) watermark.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-25
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0014"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -2,7 +2,7 @@
 tables whose cascades fire no trigger on its table (InnoDB), so DROP SNAPSHOT LOG drops them, and the
 cascade paths they cover, compared with the database's at each refresh.
 
-Revision ID: 0011
+Revision ID: 0009
 Revises: 0008
 Create Date: 2026-11-25
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
+revision = "0009"
 down_revision = "0008"
 branch_labels = None
 depends_on = None

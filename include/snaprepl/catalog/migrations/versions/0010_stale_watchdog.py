@@ -3,8 +3,8 @@
 a subscriber was detached from the publisher's log (SS_DETACHED_AT), and the conditions the watchdog
 has alerted on and not yet seen clear (SYS_WATCHDOG).
 
-Revision ID: 0014
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-25
 """
 
@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import mysql
 
-revision = "0014"
-down_revision = "0011"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,1 @@
+"""Verify and repair: compare a copy with its source, and fix only the rows that differ."""

@@ -1,0 +1,115 @@
+"""Comparing a copy with its source, cheap when they are equal and exact when they are not.
+
+Both sides are read once in the key ranges a complete refresh plans (:mod:`snaprepl.spark.partitioning`),
+every row reduced to its canonical key, a hash of its canonical values (:mod:`.canonical`) and a
+bucket of the key space (a hash of the key). Each side sends only a count and a sum of hashes per
+bucket to the driver: when every bucket agrees the copy is equal, after one read of each side. The
+buckets that disagree are read again, on both sides, and only their rows are joined by key, which
+names each difference: missing (in the source only), extra (in the copy only), different.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StructField, StructType
+
+from snaprepl.spark.session import session_of
+from snaprepl.verify.canonical import BUCKET, HASH, KEY, bucket_sums, hashed, quoted
+from snaprepl.verify.model import DIFFERENT, EXTRA, MISSING, SAMPLE_SIZE
+from snaprepl.verify.sides import Side, Sides
+
+KIND = "snaprepl_kind"
+SOURCE_ROW = "snaprepl_source_row"
+DEST_KEY = "snaprepl_dest_key"
+_ROWS_PER_BUCKET = 256
+_MAX_BUCKETS = 1 << 16
+
+
+def bucket_count(estimate: int) -> int:
+    """Buckets of the key space: about 256 rows each, so a few scattered differences re-read little."""
+    return max(16, min(_MAX_BUCKETS, estimate // _ROWS_PER_BUCKET))
+
+
+@dataclass
+class Comparison:
+    """One comparison of both sides; :meth:`differing_buckets` then :meth:`differences`."""
+
+    spark: Any
+    sides: Sides
+    target_type: Any  # the copy's Spark type of a column (SparkJdbc.target_type)
+    dest_dialect: str
+    buckets: int
+
+    def frame(self, side: Side) -> Any:
+        """``side``'s rows in the copy's column names and types, hashed and bucketed."""
+        read = side.io.read(session_of(self.spark), side.query, side.columns, side.plan)
+        named = read.toDF(*[c.name for c in self.sides.dest_columns])
+        typed = named.select(
+            *(F.col(quoted(c.name)).cast(self.target_type(c)).alias(c.name) for c in self.sides.dest_columns)
+        )
+        return hashed(typed, self.sides.dest_columns, self.sides.key, self.target_type, self.dest_dialect, self.buckets)
+
+    def differing_buckets(self) -> tuple[list[int], int]:
+        """The buckets whose count or hash sum differ between the sides, and the source's rows."""
+        source = bucket_sums(self.frame(self.sides.source)).withColumn("side", F.lit(0))
+        dest = bucket_sums(self.frame(self.sides.dest)).withColumn("side", F.lit(1))
+        sums: dict[int, list[tuple[int, Any] | None]] = {}
+        rows = 0
+        for row in source.unionByName(dest).collect():
+            sums.setdefault(int(row[BUCKET]), [None, None])[int(row["side"])] = (int(row["rows"]), row["total"])
+            rows += int(row["rows"]) if int(row["side"]) == 0 else 0
+        return sorted(b for b, (s, d) in sums.items() if s != d), rows
+
+    def differences(self, buckets: list[int]) -> Any:
+        """The rows of ``buckets`` that differ: their canonical key, kind, the source's row (missing,
+        different) and the copy's key (extra)."""
+        spark = session_of(self.spark)
+        chosen = F.broadcast(
+            spark.createDataFrame([(b,) for b in buckets], StructType([StructField(BUCKET, IntegerType())]))
+        )
+        names = [c.name for c in self.sides.dest_columns]
+        source = self.frame(self.sides.source).join(chosen, BUCKET, "left_semi")
+        dest = self.frame(self.sides.dest).join(chosen, BUCKET, "left_semi")
+        left = source.select(
+            KEY, F.col(HASH).alias("s_hash"), F.struct(*(F.col(quoted(n)) for n in names)).alias(SOURCE_ROW)
+        )
+        right = dest.select(
+            KEY, F.col(HASH).alias("d_hash"), F.struct(*(F.col(quoted(k)) for k in self.sides.key)).alias(DEST_KEY)
+        )
+        joined = left.join(right, KEY, "full_outer")
+        kind = (
+            F.when(F.col("d_hash").isNull(), F.lit(MISSING))
+            .when(F.col("s_hash").isNull(), F.lit(EXTRA))
+            .otherwise(F.lit(DIFFERENT))
+        )
+        changed = F.col("s_hash").isNull() | F.col("d_hash").isNull() | (F.col("s_hash") != F.col("d_hash"))
+        return joined.where(changed).select(KEY, kind.alias(KIND), SOURCE_ROW, DEST_KEY)
+
+
+def counted(differences: Any) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """The differences per kind, and a sample of them (the first keys in key order)."""
+    counts = {MISSING: 0, EXTRA: 0, DIFFERENT: 0}
+    for row in differences.groupBy(KIND).count().collect():
+        counts[str(row[KIND])] = int(row["count"])
+    sample = [
+        {"key": key_value(str(row[KEY])), "kind": str(row[KIND])}
+        for row in differences.select(KEY, KIND).orderBy(KEY).limit(SAMPLE_SIZE).collect()
+    ]
+    return counts, sample
+
+
+def key_value(text: str) -> Any:
+    """A canonical key as a sample shows it: the value of a one-column key (a number when it is one),
+    else the list of values."""
+    values = [_plain(v) for v in json.loads(text)]
+    return values[0] if len(values) == 1 else values
+
+
+def _plain(value: str | None) -> Any:
+    if value is not None and value.lstrip("-").isdigit() and len(value) < 19:
+        return int(value)
+    return value
