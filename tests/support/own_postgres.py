@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.tls_postgres import _as_server_user, _bin, _free_port, _stop
+from tests.support.tls_postgres import _as_server_user, _bin, _free_port, _stop, run_psql
 
 
 @dataclass(frozen=True)
@@ -31,16 +31,7 @@ class OwnPostgres:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def psql(self, sql: str, database: str = "postgres") -> str:
-        where = ["-h", str(self.directory), "-p", str(self.port), "-U", "postgres", "-d", database]
-        result = subprocess.run(
-            [_bin("psql"), *where, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(result.stderr)
-        return result.stdout.strip()
+        return run_psql(self.directory, self.port, database, sql)
 
     def _pg_ctl(self, *args: str) -> None:
         subprocess.run(

@@ -44,16 +44,21 @@ class TlsServer:
 
     def psql(self, database: str, sql: str) -> str:
         """Run SQL over the server's Unix socket (trusted locally), return psql's output."""
-        where = ["-h", str(self.directory), "-p", str(self.port), "-U", "postgres", "-d", database]
-        result = subprocess.run(
-            [_bin("psql"), *where, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(result.stderr)
-        return result.stdout.strip()
+        return run_psql(self.directory, self.port, database, sql)
+
+
+def run_psql(socket_dir: Path, port: int, database: str, sql: str) -> str:
+    """Run SQL as ``postgres`` over a test server's Unix socket (trusted locally), return psql's output."""
+    where = ["-h", str(socket_dir), "-p", str(port), "-U", "postgres", "-d", database]
+    result = subprocess.run(
+        [_bin("psql"), *where, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return result.stdout.strip()
 
 
 def _bin(name: str) -> str:
