@@ -168,8 +168,6 @@ class SubscriptionRecord(Record):
     ss_table: str | None = None
     ss_last_pull_ts: datetime | None = None
     ss_last_push_ts: datetime | None = None
-    ss_pull_xids: str | None = None
-    ss_push_xids: str | None = None
     ss_init_state: str | None = None
     ss_init_bm: str | None = None
     ss_last_pull_at: datetime | None = None
