@@ -187,3 +187,22 @@ def test_an_old_postgres_log_is_upgraded_at_the_next_refresh(pg_db, no_tolerance
     outcome = api.repl_refresh_inc_snapshot(dst, **no_tolerance)
     assert outcome.rows_upserted == 1, "the entry without an xid is not read again"
     assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "new log"), (2, "old log")]
+
+
+def test_a_transaction_open_in_another_postgres_database_holds_nothing_back(
+    pg_db, no_tolerance, unique_name
+) -> None:
+    """A session cannot write another database's log: its open transaction must not cap SN_LAST_TS
+    (on a shared server it would hold every copy back for as long as it stays open)."""
+    src, dst = _snapshot(pg_db, pg_db, unique_name, no_tolerance)
+    elsewhere = psycopg2.connect(dbname="postgres", **PG_ADMIN)
+    try:
+        elsewhere.cursor().execute("SELECT 1")  # a transaction open (psycopg2 begins one), in another database
+        time.sleep(1.1)
+        pg_db.run(f"UPDATE {src} SET v = 'later' WHERE id = 2")
+        api.repl_refresh_inc_snapshot(dst, **no_tolerance)
+        newest = pg_db.rows(f'SELECT max("SNAPTIME") FROM "RLOG_{src}"')[0][0]
+        snapshot = no_tolerance["catalog"].snapshot(f"public.{unique_name}@{pg_db.conn_id}")
+        assert snapshot.sn_last_ts == newest, "capped by a transaction of another database"
+    finally:
+        elsewhere.close()

@@ -129,10 +129,11 @@ class PostgresWatermarks(Watermarks):
     logs_xids = True
 
     #: Any open transaction (not only one holding an xid): PostgreSQL stamps SNAPTIME with the
-    #: transaction's start, so one that has only read so far may still write an old stamp.
+    #: transaction's start, so one that has only read so far may still write an old stamp. Only this
+    #: database's: a session cannot write another database's log.
     _OPEN = (
         "FROM pg_stat_activity WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid() "
-        "AND backend_type = 'client backend'"
+        "AND backend_type = 'client backend' AND datname = current_database()"
     )
 
     def xid_log_step_sql(self, rlog: str) -> str:
@@ -149,6 +150,7 @@ class PostgresWatermarks(Watermarks):
             "SELECT (now() AT TIME ZONE 'UTC'), pg_current_snapshot()::text, "
             f"(SELECT min(xact_start AT TIME ZONE 'UTC') {self._OPEN}), "
             "(SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND xact_start IS NULL "
+            "AND datname = current_database() "
             "AND query = '<insufficient privilege>' AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL))"
         )[0]
         note = None
