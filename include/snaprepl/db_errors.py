@@ -12,11 +12,11 @@ the connection unexpectedly" or "terminating connection due to administrator com
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.exc import DBAPIError, StatementError
 
-from snaprepl.errors import ConnectionLost
+from snaprepl.errors import ConnectionLost, SnapreplError
 
 #: MariaDB/MySQL client errors of a connection that went away (CR_SERVER_GONE_ERROR, CR_SERVER_LOST,
 #: CR_CONN_HOST_ERROR, CR_SERVER_LOST_EXTENDED, ER_CONNECTION_KILLED, ER_CLIENT_INTERACTION_TIMEOUT).
@@ -31,6 +31,9 @@ _LOST_TEXT = re.compile(
     re.IGNORECASE,
 )
 _MAX_REASON = 300
+#: What a Java stack trace (or a pipe's error) holds when a read failed, or a write.
+_READING = ("JDBCRDD", "PgResultSet", "ResultSet.next", "copy_to", "COPY TO", "read side")
+_WRITING = ("savePartition", "executeBatch", "copy_from", "COPY FROM", "write side")
 
 
 def _chain(err: BaseException) -> list[BaseException]:
@@ -76,6 +79,15 @@ def is_connection_lost(err: BaseException) -> bool:
         if _java_lost(item) or _LOST_TEXT.search(str(item).split("\n[SQL:")[0]):
             return True
     return False
+
+
+def is_unnamed_loss(err: BaseException, generic: type[SnapreplError]) -> bool:
+    """Whether ``err``, a run's failure, is a lost connection that does not say to which server: one in
+    Spark or a pipe (a driver's or Java's error, or the run's ``generic`` error wrapping one).
+    snaprepl's sessions name their database already (:class:`ConnectionLost`)."""
+    if not isinstance(err, Exception) or (isinstance(err, SnapreplError) and type(err) is not generic):
+        return False
+    return is_connection_lost(err)
 
 
 _SQLALCHEMY_TAIL = re.compile(r"\n?\[SQL: .*|\n?\(Background on this error at: [^)]*\)", re.DOTALL)
@@ -135,3 +147,27 @@ def connection_lost(where: str, err: BaseException) -> ConnectionLost:
         "the server stopped or cut the connection; what the run had not committed was rolled back: run it "
         "again once the server is back (Airflow retries the task)",
     )
+
+
+class End(Protocol):
+    """One end of a run's copy (a :class:`snaprepl.db.Database`): can it still be reached, and how
+    messages name it."""
+
+    def answers(self) -> bool: ...
+
+    def describe_role(self) -> str: ...
+
+
+def lost_between(err: BaseException, reader: End, writer: End) -> ConnectionLost:
+    """The error of a run that lost a connection in Spark or a pipe, which do not say to which server:
+    the end whose server no longer answers; else the end the failed operation talked to (a read:
+    ``reader``; a write: ``writer``); else both."""
+    for end in (reader, writer):
+        if not end.answers():
+            return connection_lost(end.describe_role(), err)
+    text = str(err)
+    if any(mark in text for mark in _READING):
+        return connection_lost(reader.describe_role(), err)
+    if any(mark in text for mark in _WRITING):
+        return connection_lost(writer.describe_role(), err)
+    return connection_lost(f"{reader.describe_role()} or {writer.describe_role()}", err)

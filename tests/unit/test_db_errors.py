@@ -5,8 +5,8 @@ from __future__ import annotations
 import psycopg2
 import sqlalchemy.exc as sa_exc
 
-from snaprepl.db_errors import connection_lost, is_connection_lost, one_line
-from snaprepl.errors import ConnectionLost, LockTimeout, SnapreplError
+from snaprepl.db_errors import connection_lost, is_connection_lost, is_unnamed_loss, lost_between, one_line
+from snaprepl.errors import ConnectionLost, LockTimeout, ReplicationError, SnapreplError
 from snaprepl.run_history import clean_error
 
 
@@ -41,3 +41,39 @@ def test_a_lost_connection_is_one_transient_line_naming_where() -> None:
     assert not SnapreplError.retryable
     assert str(lost).startswith("lost the connection to the source, connection 'src' (postgres at db1:5432/shop)")
     assert "\n" not in str(lost) and "again" in (lost.hint or "")
+
+
+class _End:
+    """One end of a copy as :func:`lost_between` sees it: whether its server answers, and its name."""
+
+    def __init__(self, role: str, up: bool) -> None:
+        self.role, self.up = role, up
+
+    def answers(self) -> bool:
+        return self.up
+
+    def describe_role(self) -> str:
+        return f"the {self.role}"
+
+
+def test_a_loss_in_spark_names_the_end_that_stopped_answering_else_the_operation_s_end() -> None:
+    spark = RuntimeError(
+        "Job aborted: at org.apache.spark.sql.execution.datasources.jdbc.JDBCRDD.compute\nEOFException"
+    )
+    pub, sub = _End("publisher p", True), _End("subscriber s", True)
+    assert str(lost_between(spark, pub, _End("subscriber s", False))).startswith(
+        "lost the connection to the subscriber s"
+    )
+    assert str(lost_between(spark, sub, pub)).startswith("lost the connection to the subscriber s during")
+    write = RuntimeError("at org.apache.spark.sql.execution.datasources.jdbc.JdbcUtils.savePartition: Broken pipe")
+    assert str(lost_between(write, pub, sub)).startswith("lost the connection to the subscriber s during")
+    assert "the publisher p or the subscriber s" in str(lost_between(RuntimeError("Broken pipe"), pub, sub))
+    assert lost_between(spark, pub, sub).retryable and "\n" not in str(lost_between(spark, pub, sub))
+
+
+def test_only_losses_that_name_no_database_are_named_again() -> None:
+    assert is_unnamed_loss(RuntimeError("java.io.EOFException"), ReplicationError)
+    assert is_unnamed_loss(ReplicationError("the initial load failed while copying: Broken pipe"), ReplicationError)
+    assert not is_unnamed_loss(connection_lost("the subscriber s", RuntimeError("EOF")), ReplicationError)
+    assert not is_unnamed_loss(RuntimeError("division by zero"), ReplicationError)
+    assert not is_unnamed_loss(KeyboardInterrupt(), ReplicationError)

@@ -15,6 +15,7 @@ from typing import Any
 
 from snaprepl import run_history
 from snaprepl.bidir.guard import guard_step
+from snaprepl.bidir.lost import naming_losses
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded
 from snaprepl.bidir.steps import detached_message, run_steps
 from snaprepl.bidir.sync import PublicationSync
@@ -38,7 +39,7 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
             init = lambda server: sync.init(server, args.rows_per_commit, atomic=args.atomic)  # noqa: E731
-            outcome = _recorded(catalog, sync.item, "init", args.server, init)
+            outcome = _recorded(catalog, sync.item, "init", args.server, naming_losses(sync, "init", init))
             catalog.update_subscription(args.server, sync.item, ss_detached_at=None)  # reloaded: attached again
             return [outcome]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
@@ -83,7 +84,7 @@ def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) ->
     if kind != "init":  # a reload checks its guards itself (bidir.guard.guard_init)
         action = _guarded(sync, action)
     try:
-        outcome = _recorded(catalog, sync.item, kind, server, action)
+        outcome = _recorded(catalog, sync.item, kind, server, naming_losses(sync, kind, action))
     except BaseException as err:
         catalog.update_subscription(
             server, sync.item, ss_last_status="failed", ss_last_error=run_history.clean_error(err)

@@ -9,17 +9,13 @@ from dataclasses import dataclass
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
-from snaprepl.db_errors import connection_lost, one_line
+from snaprepl.db_errors import lost_between, one_line
 from snaprepl.dialects import TableInfo
 from snaprepl.errors import ConnectionLost, TableNotFound
 from snaprepl.names import Ident
 from snaprepl.spark.io import SparkJdbc
 
 log = logging.getLogger(__name__)
-#: What a Java stack trace (or a pipe's error) holds when a read from the source failed, or a write to
-#: the destination.
-_READING = ("JDBCRDD", "PgResultSet", "ResultSet.next", "copy_to", "COPY TO", "read side")
-_WRITING = ("savePartition", "executeBatch", "copy_from", "COPY FROM", "write side")
 
 
 @dataclass
@@ -70,15 +66,7 @@ class Endpoints:
         """The error of a run that lost a connection in Spark or a pipe (which one does not say): the
         end whose server no longer answers; else the end the failed operation talked to (a read: the
         source; a write: the destination)."""
-        for database in (self.source_db, self.dest_db):
-            if not database.answers():
-                return connection_lost(database.describe_role(), err)
-        text = str(err)
-        if any(mark in text for mark in _READING):
-            return connection_lost(self.source_db.describe_role(), err)
-        if any(mark in text for mark in _WRITING):
-            return connection_lost(self.dest_db.describe_role(), err)
-        return connection_lost(f"{self.source_db.describe_role()} or {self.dest_db.describe_role()}", err)
+        return lost_between(err, self.source_db, self.dest_db)
 
     def drop_after_failure(self, schema: str, table: str) -> None:
         """Drop a failed run's staging table; if that fails too (the destination died), leave it to the

@@ -10,7 +10,7 @@ from snaprepl import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.db_errors import is_connection_lost
+from snaprepl.db_errors import is_unnamed_loss
 from snaprepl.errors import (
     CompleteRefreshRequired,
     RefreshFailed,
@@ -91,7 +91,7 @@ def _failure(name: str, err: BaseException, ends: Endpoints) -> BaseException:
     :class:`RefreshFailed` naming its root cause."""
     if not isinstance(err, Exception):
         return err
-    if (not isinstance(err, SnapreplError) or type(err) is RefreshFailed) and is_connection_lost(err):
+    if is_unnamed_loss(err, RefreshFailed):
         return ends.lost(err)  # in Spark or a pipe (snaprepl's sessions name their database already)
     if isinstance(err, SnapreplError):
         return err
