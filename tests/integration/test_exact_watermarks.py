@@ -189,9 +189,7 @@ def test_an_old_postgres_log_is_upgraded_at_the_next_refresh(pg_db, no_tolerance
     assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "new log"), (2, "old log")]
 
 
-def test_a_transaction_open_in_another_postgres_database_holds_nothing_back(
-    pg_db, no_tolerance, unique_name
-) -> None:
+def test_a_transaction_open_in_another_postgres_database_holds_nothing_back(pg_db, no_tolerance, unique_name) -> None:
     """A session cannot write another database's log: its open transaction must not cap SN_LAST_TS
     (on a shared server it would hold every copy back for as long as it stays open)."""
     src, dst = _snapshot(pg_db, pg_db, unique_name, no_tolerance)
