@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.guard import guard_init
+from snaprepl.bidir.init_loop import apply_in_loops
 from snaprepl.bidir.init_stage import CHUNK, InitCopy
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
@@ -140,8 +141,9 @@ def apply_staged(
     else:
         merge = sd.replicated_merge_sql(sub.table, stage_sql, names, sub.key, sub.rlog, log_keys)
     setup = sd.staged_apply_setup_sql() + ([] if atomic else sd.unflushed_commit_sql())
+    looped = not atomic and apply_in_loops(sub, chunks, setup, merge, progress)
     with _transactions(sub.db, atomic) as transaction:
-        for number, rows in chunks:  # one commit per chunk of about rows_per_commit rows
+        for number, rows in [] if looped else chunks:  # one commit per chunk of about rows_per_commit rows
             with transaction() as session:
                 for statement in setup:
                     session.execute(statement)

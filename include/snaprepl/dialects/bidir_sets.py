@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from snaprepl.dialects import postgres_loop
 from snaprepl.dialects.model import BIDIR, DELETE_MARK, Column, LogColumns, LogObjects
 from snaprepl.errors import UnsupportedConnection
 
@@ -95,6 +96,14 @@ class BidirSets:
         """Statements that make a transaction's commit flush every commit before it to disk, even when
         the transaction writes nothing itself."""
         return []
+
+    def chunk_loop_sql(
+        self, setup: Sequence[str], statements: Sequence[str], chunks: Sequence[int]
+    ) -> list[str] | None:
+        """Statements, run in one session outside a transaction, that commit ``chunks`` one after
+        another inside the database, each running ``setup`` then ``statements`` with its ``:chunk``;
+        None: the client commits each chunk itself."""
+        return None
 
     def replicated_insert_sql(
         self, table: str, stage: str, columns: Sequence[str], keys: Sequence[str], rlog: str, log_keys: Sequence[str]
@@ -217,6 +226,11 @@ class PostgresBidirSets(OnConflictBidirSets):
     def flushing_commit_sql(self) -> list[str]:
         # A transaction without a transaction id commits without flushing the WAL: take one.
         return ["SELECT txid_current()"]
+
+    def chunk_loop_sql(
+        self, setup: Sequence[str], statements: Sequence[str], chunks: Sequence[int]
+    ) -> list[str] | None:
+        return postgres_loop.chunk_loop_sql(setup, statements, chunks)
 
     def staged_apply_setup_sql(self) -> list[str]:
         # Key lookups only: the planner's statistics lag behind a table being loaded (or a staging
