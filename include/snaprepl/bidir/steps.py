@@ -50,7 +50,8 @@ def run_steps(catalog: Catalog, item: str, kinds: Sequence[str], servers: Sequen
 
 def failed_subscribers(item: str, failed: dict[str, tuple[str, Exception]], servers: Sequence[str]) -> SnapreplError:
     """One error with a line per failed subscriber: ``<item>: subscriber <s> failed its <step>: <why>``.
-    Its class is the steps' own when they all share one (a busy lease stays :class:`SnapshotBusy`)."""
+    Its class is the steps' own when they all share one (a busy lease stays :class:`SnapshotBusy`), and
+    its hint every step's own (each says what to run for its subscriber)."""
     synced = len(servers) - len(failed)
     lines = [
         f"{item}: subscriber {server} failed its {kind} ({synced} of {len(servers)} synced): {_one_line(err)}"
@@ -60,7 +61,8 @@ def failed_subscribers(item: str, failed: dict[str, tuple[str, Exception]], serv
     cls = kinds.pop() if len(kinds) == 1 else ReplicationError
     if not issubclass(cls, SnapreplError) or cls.__init__ is not SnapreplError.__init__:
         cls = ReplicationError
-    return cls("\n".join(lines))
+    hints = [err.hint for _, err in failed.values() if isinstance(err, SnapreplError) and err.hint]
+    return cls("\n".join(lines), "; ".join(dict.fromkeys(hints)) or None)
 
 
 def _one_line(err: BaseException) -> str:
