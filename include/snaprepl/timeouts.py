@@ -103,7 +103,12 @@ _NAME = r"(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[\w$]+)"
 _TABLE = re.compile(rf"\b(?:TABLE|INTO|FROM|UPDATE|JOIN)\s+(?:IF\s+EXISTS\s+)?({_NAME}(?:\.{_NAME})?)", re.IGNORECASE)
 
 
+#: ``CREATE TABLE staging LIKE dest`` (a swap's staging table) waits for ``dest``'s lock, not the new table's.
+_LIKE = re.compile(rf"^\s*CREATE\s+TABLE\s+\S+\s+LIKE\s+({_NAME}(?:\.{_NAME})?)", re.IGNORECASE)
+
+
 def _first_table(statement: str | None) -> str | None:
-    """The first table a (snaprepl-generated) statement names, unquoted, for messages."""
-    match = _TABLE.search(statement or "")
+    """The table a (snaprepl-generated) statement waits for first, unquoted, for messages: the one a
+    ``CREATE TABLE … LIKE`` copies, else the first it names."""
+    match = _LIKE.search(statement or "") or _TABLE.search(statement or "")
     return re.sub(r'[`"\[\]]', "", match.group(1)) if match else None

@@ -29,10 +29,19 @@ def make_table(db: RealDatabase, name: str, *, composite: bool = False) -> None:
         db.run(f"CREATE TABLE {db.q(name)} (id {i} NOT NULL PRIMARY KEY, v {t})")
 
 
+def rlog_rows(db: RealDatabase, name: str) -> list[tuple[object, ...]]:
+    """RLOG_<name>'s rows as the seed has them (keys, SNAPTIME, DMLTYPE, RLOG_ROWGUID): a PostgreSQL log
+    also ends with SNAPXID, the writer's transaction id (exact watermarks), which must be there."""
+    rows = db.rows(f"SELECT * FROM {db.q('RLOG_' + name)}")
+    if db.dialect != "postgres":
+        return rows
+    assert all(isinstance(r[-1], (int, str)) for r in rows), "SNAPXID holds the writer's transaction id"
+    return [r[:-1] for r in rows]
+
+
 def log_rows(db: RealDatabase, name: str) -> dict[tuple[object, ...], str]:
     """Key -> DMLTYPE of RLOG_<name>."""
-    rows = db.rows(f"SELECT * FROM {db.q('RLOG_' + name)}")
-    return {tuple(r[:-3]): r[-2] for r in rows}
+    return {tuple(r[:-3]): r[-2] for r in rlog_rows(db, name)}
 
 
 def test_create_log_makes_rlog_and_three_seed_named_triggers(real_db: RealDatabase, catalog, unique_name: str) -> None:
@@ -74,9 +83,9 @@ def test_every_change_gets_a_fresh_rowguid_and_a_utc_snaptime(real_db: RealDatab
     t = real_db.q(unique_name)
     before = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=2)
     real_db.run(f"INSERT INTO {t} VALUES (1, 'a')")
-    first = real_db.rows(f"SELECT * FROM {real_db.q('RLOG_' + unique_name)}")[0]
+    first = rlog_rows(real_db, unique_name)[0]
     real_db.run(f"UPDATE {t} SET v = 'b' WHERE id = 1")
-    second = real_db.rows(f"SELECT * FROM {real_db.q('RLOG_' + unique_name)}")[0]
+    second = rlog_rows(real_db, unique_name)[0]
     after = datetime.now(UTC).replace(tzinfo=None) + timedelta(seconds=2)
     assert first[-1] != second[-1] and len(second[-1]) >= 32
     snaptime = second[1] if isinstance(second[1], datetime) else datetime.fromisoformat(second[1])
@@ -115,7 +124,7 @@ def test_mixed_case_quoted_names(real_db: RealDatabase, catalog) -> None:
     api.repl_create_snapshot_log(f"{quoted}@{real_db.conn_id}", catalog=catalog)
     real_db.run(f"INSERT INTO {quoted} VALUES (7, 1)")
     assert log_rows(real_db, name) == {(7,): "I"}
-    rlog_columns = real_db.rows(f"SELECT * FROM {real_db.q('RLOG_' + name)}")
+    rlog_columns = rlog_rows(real_db, name)
     assert len(rlog_columns[0]) == 4
 
 

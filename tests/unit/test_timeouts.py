@@ -50,6 +50,8 @@ def test_only_lock_timeouts_become_lock_timeout_errors() -> None:
     assert timeouts.lock_timeout(pg, PgError("57014"), "DELETE FROM t", "db", 5) is None, "statement timeout"
     assert timeouts.lock_timeout(my, Exception(1205, "Lock wait timeout exceeded"), "RENAME TABLE `a` TO `b`", "d", 5)
     assert timeouts.lock_timeout(my, Exception(1062, "Duplicate entry"), "INSERT INTO t", "d", 5) is None
+    like = timeouts.lock_timeout(my, Exception(1205, "Lock"), "CREATE TABLE `d`.`stage` LIKE `d`.`copy`", "d", 5)
+    assert "waiting for a lock on d.copy on d" in str(like), "a swap's staging table waits for its destination"
     busy = sqlite3.OperationalError("database is locked")
     assert "waiting for a lock on f.db" in str(timeouts.lock_timeout(lite, busy, "BEGIN IMMEDIATE", "f.db", 5))
 
