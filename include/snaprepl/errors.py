@@ -146,6 +146,11 @@ class RefreshFailed(SnapreplError):
     """A snapshot refresh failed; the destination keeps its previous consistent content."""
 
 
+class SourceColumnsChanged(RefreshFailed):
+    """A source's columns changed in a way the snapshot does not follow (a listed column dropped, a
+    type its destination cannot hold); nothing was refreshed."""
+
+
 class ReplicationError(SnapreplError):
     """A bi-directional replication step failed."""
 

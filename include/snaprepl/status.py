@@ -302,6 +302,7 @@ def _snapshot_entry(snapshot: SnapshotRecord, locks: Locks, logs: dict[str, LogR
         "dag_id": snapshot_dag_id(snapshot.sn_name),
         "last_ts": _iso(snapshot.sn_last_ts),
         "needs_complete_refresh": snapshot.sn_needs_complete,
+        "column_changes": snapshot.column_changes,
         "last_refresh": {
             "at": _iso(snapshot.sn_last_refresh_at),
             "kind": snapshot.sn_last_refresh_kind,

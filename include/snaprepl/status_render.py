@@ -138,7 +138,19 @@ def _snapshots_table(snapshots: list[dict[str, Any]]) -> str:
     ]
     headers = ["snapshot", "type", "source", "schedule", "SN_LAST_TS", "last refresh", "pending", "lag", "last run"]
     headers += ["last verify", "DAG"]
-    return _table("snapshots", headers, rows)
+    notes = [f"note: {entry['name']}: {line}" for entry in snapshots for line in column_change_lines(entry)]
+    return "\n".join([_table("snapshots", headers, rows), *notes])
+
+
+def column_change_lines(entry: dict[str, Any]) -> list[str]:
+    """What a snapshot followed of its source's columns (:mod:`snaprepl.refresh.columns`)."""
+    changes = entry.get("column_changes") or {}
+    what = {
+        "kept": "dropped at the source, kept in the destination with their values (no longer refreshed)",
+        "added": "added at the source and to the destination",
+        "widened": "widened at the source and in the destination",
+    }
+    return [f"columns {visible(', '.join(changes[k]))} {text}" for k, text in what.items() if changes.get(k)]
 
 
 def _sync_outcome(publication: dict[str, Any]) -> str:

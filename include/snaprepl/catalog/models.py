@@ -70,6 +70,11 @@ SYS_SNAPSHOT = Table(
         comment="log high-water mark (source clock) of the last complete refresh: log purged before it is not needed",
     ),
     Column("SN_XID_SNAPSHOT", Text, comment=XIDS_COMMENT),
+    Column(
+        "SN_COLUMN_CHANGES",
+        Text,
+        comment="JSON: columns added, kept (dropped at the source) and widened, as refreshes found them",
+    ),
     Column("SN_CREATED_AT", TIMESTAMP, nullable=False),
     Column("SN_LAST_REFRESH_AT", TIMESTAMP),
     Column("SN_LAST_REFRESH_KIND", String(20), comment="incremental or complete"),

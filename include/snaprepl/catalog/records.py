@@ -96,6 +96,7 @@ class SnapshotRecord(Record):
     sn_needs_complete: str | None = None
     sn_complete_ts: datetime | None = None
     sn_xid_snapshot: str | None = None
+    sn_column_changes: str | None = None
     sn_last_refresh_at: datetime | None = None
     sn_last_refresh_kind: str | None = None
     sn_last_status: str | None = None
@@ -116,6 +117,11 @@ class SnapshotRecord(Record):
     @property
     def columns(self) -> list[str] | None:
         return json.loads(self.sn_columns) if self.sn_columns else None
+
+    @property
+    def column_changes(self) -> dict[str, list[str]]:
+        """Schema changes seen at the source: ``added``, ``kept`` (dropped there, kept here), ``widened``."""
+        return json.loads(self.sn_column_changes) if self.sn_column_changes else {}
 
 
 @dataclass(frozen=True)

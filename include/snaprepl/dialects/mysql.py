@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from snaprepl.dialects.alter import MySqlColumnAlteration
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -29,6 +30,7 @@ from snaprepl.names import ResolvedTable
 
 
 class MySqlDialect(
+    MySqlColumnAlteration,
     MySqlRowReplacement,
     MySqlLockWaits,
     MySqlBidirSets,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from snaprepl.dialects.alter import PostgresColumnAlteration
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -31,6 +32,7 @@ from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
 class PostgresDialect(
+    PostgresColumnAlteration,
     PostgresTableSwap,
     PostgresRowReplacement,
     PostgresLockWaits,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import URL
 
+from snaprepl.dialects.alter import SqliteColumnAlteration
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 
-class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, SqliteWatermarks, SqliteGuards, Dialect):
+class SqliteDialect(
+    SqliteColumnAlteration, SqliteRowReplacement, SqliteBidirSets, SqliteWatermarks, SqliteGuards, Dialect
+):
     name = "sqlite"
     sqlglot_dialect = "sqlite"
     # SQLite has no limit; 128 keeps generated names readable and portable.

@@ -43,6 +43,7 @@ from snaprepl.queries import (
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
+from snaprepl.sql.change_queries import incremental_snapshot_query
 from snaprepl.submit.refresh import submit_refresh
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).
@@ -217,10 +218,7 @@ def create_incremental_snapshot(
     chosen = _chosen_columns(columns, info, dialect) if columns is not None else None
     selected = _selected_columns(chosen, info, key)
     where = validate_condition(condition, dialect) if condition is not None else None
-    query = (
-        f"SELECT {', '.join(dialect.quote(c.name) for c in selected)} "
-        f"FROM {dialect.qualified(info.table.schema, info.table.table)}" + (f" WHERE ({where})" if where else "")
-    )
+    query = incremental_snapshot_query(dialect, [c.name for c in selected], info.table.schema, info.table.table, where)
     probe_query(source_db, query, f"the snapshot's query fails on {info.table}")
     sources = [Place(log.snl_conn, log.snl_schema, log.snl_table)]
     target = destination(catalog, dest, sources, use_existing=use_existing)

@@ -56,14 +56,16 @@ def refresh_complete(spark: Any, catalog: Catalog, request: RefreshRequest, ends
             high_water_mark, xids = high.mark, high.xids
         result_columns = source.describe_query(session, snapshot.sn_query)
     dest_info = ends.dest_table()
-    source_columns = _source_columns(ends, result_columns, dest_info.columns)
+    written = ends.written_columns(dest_info)
+    source_columns = _source_columns(ends, result_columns, written)
     key = [c.name for c in dest_info.primary_key]
 
     staging = ends.staging_name("full")
     with ends.dest_db.session() as session:
-        swap = dest.is_plain_table(session, schema, table)
+        # columns kept from a source that dropped them survive only the difference apply
+        swap = len(written) == len(dest_info.columns) and dest.is_plain_table(session, schema, table)
     key_in_ddl = [] if dest.key_after_load else key  # keyed either way: the difference apply joins on it
-    staging_columns = [Column(c.name, c.type_sql, c.nullable) for c in dest_info.columns]
+    staging_columns = [Column(c.name, c.type_sql, c.nullable) for c in written]
     with ends.dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, staging))
         session.execute(dest.create_staging_sql(schema, staging, table, staging_columns, key_in_ddl, swap=swap))

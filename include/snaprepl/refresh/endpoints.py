@@ -10,7 +10,7 @@ from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.connections import get_connection
 from snaprepl.db import Database
 from snaprepl.db_errors import lost_between, one_line
-from snaprepl.dialects import TableInfo
+from snaprepl.dialects import Column, TableInfo
 from snaprepl.errors import ConnectionLost, TableNotFound
 from snaprepl.names import Ident
 from snaprepl.spark.io import SparkJdbc
@@ -27,6 +27,9 @@ class Endpoints:
     dest_db: Database
     source_io: SparkJdbc
     dest_io: SparkJdbc
+    #: The destination's columns this refresh writes, when :mod:`snaprepl.refresh.columns` chose them
+    #: (columns dropped at the source are kept, never written); None: every column.
+    columns: tuple[Column, ...] | None = None
 
     @classmethod
     def of(cls, snapshot: SnapshotRecord) -> Endpoints:
@@ -56,6 +59,13 @@ class Endpoints:
                     f"the destination of snapshot {self.snapshot.sn_name} does not exist any more",
                     f"drop the snapshot (DROP SNAPSHOT {self.snapshot.sn_name}) and create it again",
                 ) from None
+
+    def written_columns(self, dest_info: TableInfo) -> list[Column]:
+        """The columns of ``dest_info`` (the destination now) this refresh writes."""
+        if self.columns is None:
+            return list(dest_info.columns)
+        names = {c.name for c in self.columns}
+        return [c for c in dest_info.columns if c.name in names]
 
     def staging_name(self, purpose: str) -> str:
         """A staging table name, the same for every run of this snapshot (a killed run's is found again)."""

@@ -16,6 +16,7 @@ from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.refresh.checks import check_sources
+from snaprepl.refresh.columns import source_changed
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.refresh.window import entries_to_apply, log_window, nothing_applied, record_xids
@@ -36,6 +37,8 @@ def refresh_if_idle(request: RefreshRequest, *, catalog: Catalog) -> RefreshOutc
         ends = Endpoints.of(snapshot)
         try:
             ends.snapshot = check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
+            if source_changed(catalog, ends):
+                return None  # the job follows the source's columns (refresh/columns.py)
             window = log_window(catalog, request, ends)
             if entries_to_apply(ends, window):
                 return None

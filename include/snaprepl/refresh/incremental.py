@@ -58,9 +58,10 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     source = ends.source_db.dialect
     with ends.source_db.session() as session:
         source_info = source.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
-    data_columns = list(ends.dest_table().columns)
     source_columns = {c.name: c for c in source_info.columns}
-    read = [c.name for c in data_columns if c.name in source_columns]
+    # never a column the source lost (the destination keeps its values, :mod:`snaprepl.refresh.columns`)
+    data_columns = [c for c in ends.written_columns(ends.dest_table()) if c.name in source_columns]
+    read = [c.name for c in data_columns]
     entries = window.condition(source, "snaprepl_l.")
     query = change_query(source, log, read, snapshot.sn_condition, window.start, entries)
     # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
@@ -70,9 +71,6 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
 
     # ---- 3: what is left to apply, in commit batches
     pending = T.exclude_replayed(changes, _replayed_frame(spark, replayed_guids)) if replayed_guids else changes
-    for column in data_columns:  # columns the source lost are NULL in the destination
-        if column.name not in source_columns:
-            pending = pending.withColumn(column.name, _spark_null(column, ends))
     batched = T.assign_batches(pending, request.commit_rows)
     staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
 
@@ -129,13 +127,6 @@ def _replayed_frame(spark: Any, guids: list[str]) -> Any:
     from pyspark.sql.types import StringType, StructField, StructType
 
     return spark.createDataFrame([(g,) for g in guids], StructType([StructField("RLOG_ROWGUID", StringType())]))
-
-
-def _spark_null(column: Column, ends: Endpoints) -> Any:
-    """A NULL of the Spark type that writes ``column`` of the destination."""
-    from pyspark.sql import functions as F
-
-    return F.lit(None).cast(ends.dest_io.target_type(column))
 
 
 def _apply(

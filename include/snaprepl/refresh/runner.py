@@ -18,6 +18,7 @@ from snaprepl.errors import (
     SnapshotNotFound,
 )
 from snaprepl.refresh.checks import check_sources
+from snaprepl.refresh.columns import ColumnPlan, plan_columns, record_plan
 from snaprepl.refresh.complete import refresh_complete
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.idle import record_succeeded
@@ -47,7 +48,12 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
         ends = Endpoints.of(snapshot)
         try:
             ends.snapshot = check_sources(catalog, snapshot)  # a dropped source is an error, not an empty refresh
+            plan = plan_columns(catalog, ends)  # the source's columns changed: follow them, or refuse
+            kind = _follow(catalog, ends, plan, kind)
             outcome = _refresh(spark, catalog, request, ends, kind)
+            if plan is not None:
+                record_plan(catalog, snapshot.sn_name, plan)
+                outcome = _noted(outcome, plan.notes)
         except BaseException as err:
             failure = _failure(snapshot.sn_name, err, ends)
             catalog.update_snapshot(
@@ -70,6 +76,25 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
     return outcome
 
 
+def _follow(catalog: Catalog, ends: Endpoints, plan: ColumnPlan | None, kind: str) -> str:
+    """Make this run read and write the columns ``plan`` chose; the kind of refresh it then is (a
+    complete one where columns were added, to fill them in every row)."""
+    if plan is None:
+        return kind
+    ends.snapshot = dataclasses.replace(ends.snapshot, sn_query=plan.query)
+    ends.columns = plan.columns
+    if plan.complete and kind != COMPLETE:
+        catalog.update_snapshot(ends.snapshot.sn_name, sn_last_refresh_kind=COMPLETE)
+        return COMPLETE
+    return kind
+
+
+def _noted(outcome: RefreshOutcome, notes: tuple[str, ...]) -> RefreshOutcome:
+    if not notes:
+        return outcome
+    return dataclasses.replace(outcome, note="; ".join([*notes, *([outcome.note] if outcome.note else [])]))
+
+
 def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints, kind: str) -> RefreshOutcome:
     """A refresh of ``kind``; an incremental one that needs a complete refresh falls back to one when
     the request allows it."""
@@ -80,7 +105,8 @@ def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoi
     except CompleteRefreshRequired as err:
         if not request.fallback_complete:
             raise
-        ends.snapshot = catalog.snapshot(ends.snapshot.sn_name) or ends.snapshot
+        now = catalog.snapshot(ends.snapshot.sn_name)  # marked for a complete refresh; this run's query kept
+        ends.snapshot = dataclasses.replace(now, sn_query=ends.snapshot.sn_query) if now else ends.snapshot
         outcome = refresh_complete(spark, catalog, request, ends)
         return dataclasses.replace(outcome, note=f"fell back to a complete refresh: {err.message}")
 

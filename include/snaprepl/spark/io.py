@@ -81,7 +81,7 @@ class SparkJdbc:
 
     def target_type(self, column: Column) -> str:
         """The Spark type values must have before they are written to ``column``."""
-        return spark_type_of(to_generic(column.type_sql, self.dialect.name))
+        return spark_type_of(self.dialect.held_type(to_generic(column.type_sql, self.dialect.name)))
 
     # ------------------------------------------------------------------ reads
 

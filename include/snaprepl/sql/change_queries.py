@@ -111,3 +111,12 @@ def staged_entries_sql(dialect: Dialect, staged: str) -> str:
     """The log entries (ROWGUID, SNAPTIME) of the batch ``:batch`` of the staging table ``staged``."""
     q = dialect.quote
     return f"SELECT {q(ROWGUID)}, {q(SNAPTIME)} FROM {staged} WHERE {q(BATCH)} = :batch"
+
+
+def incremental_snapshot_query(
+    dialect: Dialect, columns: Sequence[str], schema: str | None, table: str, where: str | None
+) -> str:
+    """An incremental snapshot's query: ``SELECT <columns> FROM <table> [WHERE (<where>)]`` (its
+    columns change when the source's do, :mod:`snaprepl.refresh.columns`)."""
+    select = ", ".join(dialect.quote(c) for c in columns)
+    return f"SELECT {select} FROM {dialect.qualified(schema, table)}" + (f" WHERE ({where})" if where else "")
