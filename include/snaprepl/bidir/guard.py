@@ -3,14 +3,21 @@
 A ``TRUNCATE``, or a trigger missing or disabled, on the publisher's table makes every replica differ
 from it unseen; on a subscriber's, that replica. Either way the replica needs a new initial load
 (REPL_INIT_SNAPSHOT: it makes the replica equal to the publisher again, keeping the rows with local
-changes still to pull), and no pull or push of it runs until then.
+changes still to pull), and no pull or push of it runs until then. Then the replica follows the
+columns the publisher's table gained, and other changes of its columns are refused
+(:mod:`snaprepl.bidir.columns`).
 """
 
 from __future__ import annotations
 
+import logging
+
+from snaprepl.bidir.columns import follow_publisher
 from snaprepl.bidir.state import PublicationState
 from snaprepl.errors import ReplicationError
 from snaprepl.log_guard import guard_publication_side
+
+log = logging.getLogger(__name__)
 
 
 def guard_step(state: PublicationState, server: str) -> None:
@@ -18,7 +25,8 @@ def guard_step(state: PublicationState, server: str) -> None:
     query each), and refuse a replica that needs a new initial load.
 
     :raises LogBypassed: the check found something now (said in one line naming table and trigger).
-    :raises ReplicationError: the replica needed a new initial load already.
+    :raises ReplicationError: the replica needed a new initial load already, or the published
+        table's columns changed otherwise than by ADD COLUMN.
     """
     publisher = state.publisher
     every = [s.ss_server for s in state.catalog.subscriptions(state.item)]
@@ -28,14 +36,17 @@ def guard_step(state: PublicationState, server: str) -> None:
     try:
         with sub.db.session() as session:
             guard_publication_side(state.catalog, state.item, sub.log, sub.dialect, session, [server])
+        needs = state.subscription(server).ss_needs_init
+        if needs:
+            raise ReplicationError(
+                f"server {server}'s replica of {state.item} needs a new initial load: {needs}",
+                f"run REPL_INIT_SNAPSHOT('{server}', '{state.item}', 2); it makes the replica equal to the publisher",
+            )
+        added = follow_publisher(state.item, publisher, sub)  # ADD COLUMN on the publisher
     finally:
         sub.db.dispose()
-    needs = state.subscription(server).ss_needs_init
-    if needs:
-        raise ReplicationError(
-            f"server {server}'s replica of {state.item} needs a new initial load: {needs}",
-            f"run REPL_INIT_SNAPSHOT('{server}', '{state.item}', 2); it makes the replica equal to the publisher",
-        )
+    if added:
+        log.info("%s: columns %s added to %s's replica and filled", state.item, ", ".join(added), server)
 
 
 def guard_init(state: PublicationState, server: str) -> None:
