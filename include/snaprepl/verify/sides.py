@@ -44,7 +44,8 @@ def plan_sides(ends: Endpoints, log: LogRecord | None, where: str | None, max_pa
     """
     snapshot, source, dest = ends.snapshot, ends.source_db.dialect, ends.dest_db.dialect
     dest_info = ends.dest_table()
-    dest_columns = list(dest_info.columns)
+    kept = snapshot.column_changes.get("kept", [])  # dropped at the source, kept: not compared
+    dest_columns = [c for c in dest_info.columns if c.name not in kept]
     key = [c.name for c in dest_info.primary_key]
     column_list = ", ".join(dest.quote(c.name) for c in dest_columns)
     dest_query = _limited(
