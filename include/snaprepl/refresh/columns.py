@@ -132,10 +132,14 @@ def plan_columns(catalog: Catalog, ends: Endpoints) -> ColumnPlan | None:
     return ColumnPlan(columns, query, bool(added), tuple(notes), changes)
 
 
-def record_plan(catalog: Catalog, snapshot: str, plan: ColumnPlan) -> None:
-    """Record, after a refresh succeeded, the query and the changes it followed."""
+def record_plan(catalog: Catalog, snapshot: SnapshotRecord, plan: ColumnPlan) -> None:
+    """Record, after a refresh of ``snapshot`` (as it was before) succeeded, the query and the changes
+    it followed (nothing when nothing changed)."""
     changes = {k: v for k, v in plan.changes.items() if v}
-    catalog.update_snapshot(snapshot, sn_query=plan.query, sn_column_changes=json.dumps(changes) if changes else None)
+    if plan.query == snapshot.sn_query and changes == snapshot.column_changes:
+        return
+    text = json.dumps(changes) if changes else None
+    catalog.update_snapshot(snapshot.sn_name, sn_query=plan.query, sn_column_changes=text)
 
 
 def _columns(names: list[str]) -> str:

@@ -52,7 +52,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             kind = _follow(catalog, ends, plan, kind)
             outcome = _refresh(spark, catalog, request, ends, kind)
             if plan is not None:
-                record_plan(catalog, snapshot.sn_name, plan)
+                record_plan(catalog, snapshot, plan)
                 outcome = _noted(outcome, plan.notes)
         except BaseException as err:
             failure = _failure(snapshot.sn_name, err, ends)
