@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from snaprepl import run_history
 from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.pull import pending_pull
 from snaprepl.bidir.push import pending_push
@@ -23,6 +22,7 @@ from snaprepl.bidir.state import (
     record_step_succeeded,
     record_sync_succeeded,
 )
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog

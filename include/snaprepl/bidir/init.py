@@ -18,9 +18,9 @@ from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
-from snaprepl.db import Database, Session
+from snaprepl.common.progress import Progress
+from snaprepl.database.sessions import Database, Session
 from snaprepl.errors import ReplicationError
-from snaprepl.progress import Progress
 from snaprepl.spark.tasks import reporting_tasks
 
 

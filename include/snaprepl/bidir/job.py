@@ -13,12 +13,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from snaprepl import run_history
 from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.lost import naming_losses
 from snaprepl.bidir.state import loaded_servers, record_step_succeeded
 from snaprepl.bidir.steps import detached_message, run_steps
 from snaprepl.bidir.sync import PublicationSync
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.spark.entrypoint import JobRun

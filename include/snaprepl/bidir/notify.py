@@ -16,10 +16,10 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from snaprepl.airflow_config import load_airflow_configuration
 from snaprepl.bidir.owner_mail import mail_owners
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.airflow_config import load_airflow_configuration
 from snaprepl.errors import InvalidArgument
 from snaprepl.settings import Settings
 

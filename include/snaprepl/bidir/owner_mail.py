@@ -17,8 +17,8 @@ import json
 import logging
 from typing import Any
 
-from snaprepl.airflow_config import load_airflow_configuration
-from snaprepl.connections import get_connection
+from snaprepl.common.airflow_config import load_airflow_configuration
+from snaprepl.connections.lookup import get_connection
 from snaprepl.errors import ConnectionNotFound
 from snaprepl.settings import Settings
 

@@ -28,9 +28,9 @@ from snaprepl.bidir.sides import (
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
-from snaprepl.db import Session
+from snaprepl.common.progress import Progress
+from snaprepl.database.sessions import Session
 from snaprepl.dialects.base import BIDIR
-from snaprepl.progress import Progress
 
 
 def pull(state: PublicationState, server: str) -> Outcome:

@@ -20,10 +20,10 @@ from snaprepl.bidir.sides import (
 from snaprepl.bidir.state import Outcome, PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
+from snaprepl.common.progress import Progress
 from snaprepl.dialects.base import BIDIR
 from snaprepl.dialects.watermarks import HighWater
 from snaprepl.errors import ReplicationError
-from snaprepl.progress import Progress
 
 
 def push(state: PublicationState, server: str) -> Outcome:

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 
 from snaprepl.bidir.state import Outcome, record_sync_succeeded
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
+from snaprepl.catalog.run_history import clean_error
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError, SnapreplError
-from snaprepl.run_history import clean_error
 
 #: Runs one step: (kind, server) -> its outcome; records it, and raises if it failed.
 Step = Callable[[str, str], Outcome]

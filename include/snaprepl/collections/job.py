@@ -20,10 +20,10 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from snaprepl import run_history
 from snaprepl.bidir.job import sync_main
 from snaprepl.bidir.state import Outcome, loaded_servers, record_step_succeeded
 from snaprepl.bidir.steps import run_steps
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog

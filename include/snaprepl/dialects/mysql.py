@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -25,7 +26,6 @@ from snaprepl.dialects.mysql_cascades import MySqlCascades
 from snaprepl.dialects.replace import MySqlRowReplacement
 from snaprepl.dialects.watermarks import MySqlWatermarks
 from snaprepl.errors import InvalidName
-from snaprepl.names import ResolvedTable
 
 
 class MySqlDialect(

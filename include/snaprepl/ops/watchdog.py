@@ -21,8 +21,8 @@ from snaprepl.bidir.notify import notify_alerts
 from snaprepl.catalog.records import HistoryRecord, LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.catalog.watchdog import Condition
-from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
-from snaprepl.db import Database
+from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.database.sessions import Database
 from snaprepl.ops.staleness import (
     snapshot_is_stale,
     snapshot_last_success,

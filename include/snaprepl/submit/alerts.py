@@ -18,9 +18,9 @@ from datetime import datetime
 
 from snaprepl.bidir.notify import notify_alerts
 from snaprepl.catalog.records import HistoryRecord, utcnow
+from snaprepl.catalog.run_history import clean_error
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapshotBusy
-from snaprepl.run_history import clean_error
 from snaprepl.settings import Settings
 from snaprepl.submit.long_transactions import long_transaction_alerts
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from snaprepl import run_history
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import HistoryRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog

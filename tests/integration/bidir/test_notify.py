@@ -30,7 +30,7 @@ def one_conflict(servers: Servers, items: Callable[..., str]) -> str:
 
 
 def update(table: str, catalog: Any, settings: Any, syncer: Any) -> Any:
-    from snaprepl.statements.executor import run_script
+    from snaprepl.api.script import run_script
 
     [result] = run_script(
         f"REPL_UPDATE_SNAPSHOT('{table}@bd_pub', 2)", catalog=catalog, settings=settings, syncer=syncer
@@ -92,7 +92,7 @@ def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings
 def test_alerts_go_to_the_notifier_on_failure_and_on_lag_over_the_threshold_only(
     catalog: Any, settings: Any, smtp_server: Inbox
 ) -> None:
-    from snaprepl import run_history
+    from snaprepl.catalog import run_history
     from snaprepl.catalog.records import HistoryRecord, utcnow
     from snaprepl.errors import RefreshFailed, SnapshotBusy
     from snaprepl.submit.alerts import alerting

@@ -1,4 +1,4 @@
-"""``snaprepl status``: the catalog as plain data (rendered by :mod:`snaprepl.status_render`)."""
+"""``snaprepl status``: the catalog as plain data (rendered by :mod:`snaprepl.reporting.render`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.dav_waiting import WaitingResource
+from snaprepl.catalog.log_guard import guard_notes
 from snaprepl.catalog.records import (
     COLLECTION_TYPE,
     HistoryRecord,
@@ -19,16 +20,15 @@ from snaprepl.catalog.records import (
 )
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
-from snaprepl.db import Database
+from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.database.sessions import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
-from snaprepl.log_guard import guard_notes
 from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
 from snaprepl.refresh.stale import run_state
+from snaprepl.reporting.render import render_json, render_text
+from snaprepl.reporting.watermarks import log_watermarks
 from snaprepl.settings import Settings
-from snaprepl.status_render import render_json, render_text
-from snaprepl.status_watermarks import log_watermarks
 
 Locks = dict[str, tuple[str, str, datetime]]
 
