@@ -9,7 +9,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.arguments import checked
@@ -28,6 +27,7 @@ from snaprepl.ops.publications import (
     find_publication,
 )
 from snaprepl.ops.purge import purge_urplogs
+from snaprepl.publications.notify import notify_conflicts
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
 from snaprepl.submit.sync import Syncer, submit_sync

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from snaprepl.bidir.notify import notify_alerts
 from snaprepl.catalog.records import HistoryRecord, LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.catalog.watchdog import Condition
@@ -30,6 +29,7 @@ from snaprepl.ops.staleness import (
     subscriber_is_stale,
     subscriber_last_success,
 )
+from snaprepl.publications.notify import notify_alerts
 from snaprepl.settings import Settings
 
 log = logging.getLogger("snaprepl.watchdog")

@@ -80,8 +80,8 @@ def test_a_notifier_of_ones_own_and_the_log(
 
 
 def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings: Any) -> None:
-    from snaprepl.bidir.notify import build_notifier
     from snaprepl.errors import InvalidArgument
+    from snaprepl.publications.notify import build_notifier
 
     with pytest.raises(InvalidArgument, match="cannot be built"):
         build_notifier(dataclasses.replace(settings, conflict_notifier="tests.support.notifiers:Missing"))

@@ -3,7 +3,7 @@
 ``REPL_ADD_DAV_CR(collection, class, notify_email, notify_text)`` names who is told about the
 conflicts decided under that collection, and what they are told (the seed's ``_notify_email`` and
 ``_notify_text``); the ledger keeps both in ``CF_LOSER``. When the conflict notifier runs
-(:func:`snaprepl.bidir.notify.notify_conflicts`), each such address gets one e-mail per notify
+(:func:`snaprepl.publications.notify.notify_conflicts`), each such address gets one e-mail per notify
 text: the text, then each conflict (the resource, the sides, who won and where the losing version
 is backed up). Mail goes through the Airflow SMTP connection ``[snaprepl] smtp_conn_id`` (the SMTP
 provider's notifier); without that connection the mails are only logged. Nothing secret is in
