@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 
 from snaprepl.dialects.alter import MySqlColumnAlteration
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -26,7 +27,6 @@ from snaprepl.dialects.mysql_cascades import MySqlCascades
 from snaprepl.dialects.replace import MySqlRowReplacement
 from snaprepl.dialects.watermarks import MySqlWatermarks
 from snaprepl.errors import InvalidName
-from snaprepl.names import ResolvedTable
 
 
 class MySqlDialect(

@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 
 from snaprepl.dialects.alter import PostgresColumnAlteration
+from snaprepl.common.table_names import ResolvedTable, underscored, with_suffix
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -28,7 +29,6 @@ from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.dialects.watermarks import XID_COLUMN, PostgresWatermarks
-from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
 class PostgresDialect(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.names import TableRef
+from snaprepl.common.table_names import TableRef
 
 
 class Statement:
