@@ -18,8 +18,8 @@ from snaprepl import api
 from snaprepl.errors import SourceColumnsChanged
 from snaprepl.refresh.idle import refresh_if_idle
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshRequest
-from snaprepl.status import collect_status
-from snaprepl.status_render import render_text
+from snaprepl.reporting.render import render_text
+from snaprepl.reporting.status import collect_status
 from tests.support.databases import RealDatabase
 
 pytestmark = pytest.mark.spark

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from snaprepl.dialects.alter import MySqlColumnAlteration
 from snaprepl.common.table_names import ResolvedTable
+from snaprepl.dialects.alter import MySqlColumnAlteration
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import URL
 
-from snaprepl.dialects.alter import SqliteColumnAlteration
 from snaprepl.common.table_names import ResolvedTable
+from snaprepl.dialects.alter import SqliteColumnAlteration
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,

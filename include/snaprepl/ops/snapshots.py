@@ -35,6 +35,7 @@ from snaprepl.ops.readonly import first_line, probe_query
 from snaprepl.ops.snapshot_guards import refuse_stale_incremental
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.sql.change_queries import incremental_snapshot_query
 from snaprepl.sql.snapshot_queries import (
     SourceQuery,
     parse_column_list,
@@ -43,7 +44,6 @@ from snaprepl.sql.snapshot_queries import (
     single_table,
     validate_condition,
 )
-from snaprepl.sql.change_queries import incremental_snapshot_query
 from snaprepl.submit.refresh import submit_refresh
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).

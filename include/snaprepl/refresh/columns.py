@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 
 from snaprepl.catalog.records import LogRecord, SnapshotRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.db_errors import one_line
+from snaprepl.common.table_names import Ident
+from snaprepl.database.errors import one_line
 from snaprepl.dialects import Column, TableInfo
 from snaprepl.dialects.alter import HOLDS, NARROWER, holds
 from snaprepl.dialects.base import Dialect
 from snaprepl.dialects.types import to_generic
 from snaprepl.errors import InvalidArgument, SourceColumnsChanged
-from snaprepl.names import Ident
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.sql.change_queries import incremental_snapshot_query
 
