@@ -177,9 +177,10 @@ def _add_columns(ends: Endpoints, dest_info: TableInfo, added: list[Column]) -> 
             ) from None
         table = dest_info.table
         statements.append(dest.add_column_sql(table.schema, table.table, Column(column.name, type_sql, True)))
-    with ends.dest_db.session() as session:
-        for statement in statements:
-            session.execute(statement)
+    if statements:
+        with ends.dest_db.session() as session:
+            for statement in statements:
+                session.execute(statement)
     return bool(statements)
 
 
