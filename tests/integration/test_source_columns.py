@@ -139,3 +139,25 @@ def test_a_snapshot_with_a_column_list_ignores_additions_and_refuses_what_it_can
     with pytest.raises(SourceColumnsChanged, match=r"column w of snapshot .* no longer exists") as refused:
         api.repl_refresh_noninc_snapshot(name, **kw)
     assert "\n" not in refused.value.message and refused.value.hint
+
+
+def test_a_widening_the_destination_cannot_take_fails_in_one_line(
+    pg_db, catalog, settings, refresher, unique_name
+) -> None:
+    """A view on the destination's column: PostgreSQL refuses ALTER COLUMN TYPE, and the refresh says
+    which column and what to do, writing nothing."""
+    src, dst, view = f"{unique_name}_s", f"{unique_name}_d", f"{unique_name}_v"
+    kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
+    _create_source(pg_db, src)
+    api.repl_create_snapshot_log(f"{src}@{pg_db.conn_id}", catalog=catalog)
+    created = api.repl_create_inc_snapshot(None, f"{src}@{pg_db.conn_id}", None, f"{dst}@{pg_db.conn_id}", **kw)
+    pg_db.run(f"CREATE VIEW {view} AS SELECT id, c FROM {dst}")
+    pg_db.run(_widen_sql(pg_db, src, "c", "bigint") or "", f"UPDATE {src} SET c = {BIG} WHERE id = 1")
+    with pytest.raises(SourceColumnsChanged, match=r"widening it to bigint .* failed") as refused:
+        api.repl_refresh_inc_snapshot(created.record.sn_name, **kw)
+    assert "\n" not in refused.value.message and "change column c of" in refused.value.hint
+    assert pg_db.rows(f"SELECT c FROM {dst} WHERE id = 1") == [(1,)], "nothing was written"
+    pg_db.run(f"DROP VIEW {view}")
+    outcome = api.repl_refresh_inc_snapshot(created.record.sn_name, **kw)
+    assert "column c widened" in (outcome.note or "")
+    assert pg_db.rows(f"SELECT c FROM {dst} WHERE id = 1") == [(BIG,)]
