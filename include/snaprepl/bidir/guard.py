@@ -51,7 +51,9 @@ def guard_step(state: PublicationState, server: str) -> None:
 
 def guard_init(state: PublicationState, server: str) -> None:
     """Before REPL_INIT_SNAPSHOT of ``server``: a trigger still missing or disabled on either side fails
-    it (the load would be wrong again at once); events found now are settled by the load itself."""
+    it (the load would be wrong again at once); events found now are settled by the load itself.
+    Columns the publisher's table gained are added to the replica and filled first (the load leaves
+    rows of the same version alone)."""
     others = [s.ss_server for s in state.catalog.subscriptions(state.item) if s.ss_server != server]
     with state.publisher.db.session() as session:
         guard_publication_side(
@@ -61,5 +63,6 @@ def guard_init(state: PublicationState, server: str) -> None:
     try:
         with sub.db.session() as session:
             guard_publication_side(state.catalog, state.item, sub.log, sub.dialect, session, [], settles=server)
+        follow_publisher(state.item, state.publisher, sub)  # the load keeps rows of the same version
     finally:
         sub.db.dispose()

@@ -41,6 +41,11 @@ def test_add_column_on_the_publisher_reaches_every_subscriber(
     expected = {1: "one", 2: "dflt", 3: "lite", 4: "four"}
     assert all(_notes(db, table) == expected for db in servers.all)
 
+    # a reload after an ADD COLUMN: the replica gets the column, the load fills it
+    servers.pub.run(f"ALTER TABLE {table} ADD COLUMN extra int DEFAULT 7")
+    sql(f"REPL_INIT_SNAPSHOT('{servers.name(servers.my)}', '{table}@bd_pub', 2)")
+    assert servers.my.rows(f"SELECT item_id, extra FROM {table} ORDER BY item_id") == [(k, 7) for k in (1, 2, 3, 4)]
+
     servers.pub.run(f"ALTER TABLE {table} DROP COLUMN note")
     with pytest.raises(ReplicationError, match=r"column note of .* is not in the publisher's table") as refused:
         sql(f"REPL_UPDATE_SNAPSHOT('{table}@bd_pub', 2)")
