@@ -78,3 +78,16 @@ def test_reference_pages_cover_the_code() -> None:
         "USING EXISTING TABLE",
     ):
         assert statement in statements
+
+
+def test_semantics_sections_cited_by_the_code_exist() -> None:
+    headings = set(re.findall(r"^## (\d+)\. ", (REPO / "docs" / "semantics.md").read_text(), re.MULTILINE))
+    cited: dict[str, set[str]] = {}
+    for path in (REPO / "include").rglob("*.py"):
+        text = path.read_text()
+        assert "SEMANTICS section" not in text, f"{path}: cite docs/semantics.md, which is in the repository"
+        for match in re.finditer(r"semantics\.md sections? (\d+)(?: and (\d+))?", text):
+            for number in filter(None, match.groups()):
+                cited.setdefault(number, set()).add(path.name)
+    assert cited, "no citation found: the pattern is wrong"
+    assert set(cited) <= headings, {n: sorted(p) for n, p in cited.items() if n not in headings}

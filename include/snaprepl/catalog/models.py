@@ -1,4 +1,4 @@
-"""The SYS_* catalog tables (SEMANTICS section 2), as SQLAlchemy Core tables.
+"""The SYS_* catalog tables (docs/semantics.md section 2), as SQLAlchemy Core tables.
 
 Virtuoso's columns keep Virtuoso's names; what snaprepl adds is named in the same style. Times are
 naive UTC. ``SN_LAST_TS``, ``SP_LAST_TS``, ``SS_LAST_PULL_TS`` and the replay logs' ``SNAPTIME`` are
