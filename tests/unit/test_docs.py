@@ -91,3 +91,13 @@ def test_semantics_sections_cited_by_the_code_exist() -> None:
                 cited.setdefault(number, set()).add(path.name)
     assert cited, "no citation found: the pattern is wrong"
     assert set(cited) <= headings, {n: sorted(p) for n, p in cited.items() if n not in headings}
+
+
+def test_docs_pages_the_code_names_exist() -> None:
+    named = {
+        (match.group(0), path.name)
+        for path in (REPO / "include").rglob("*.py")
+        for match in re.finditer(r"\bdocs/[\w/.-]+\.md\b", path.read_text())
+    }
+    assert named, "no docs page named in the code: the pattern is wrong"
+    assert [(page, source) for page, source in sorted(named) if not (REPO / page).exists()] == []
