@@ -5,6 +5,7 @@ without losing its own changes. The sync jobs run in this process without Spark 
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -18,6 +19,8 @@ from snaprepl.settings import Settings
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import put, remove, tree
 from tests.support.jobs import in_process_syncer
+from tests.support.unreachable import closed_port, unreachable
+from tests.support.webdav import PASSWORD, USER
 
 
 def _published(sides: Sides, catalog: Any, subscribers: tuple[str, ...]) -> tuple[str, str, Any]:
@@ -32,6 +35,27 @@ def _published(sides: Sides, catalog: Any, subscribers: tuple[str, ...]) -> tupl
         api.repl_create_snapshot_sub(server, item, 1, catalog=catalog)
         api.repl_init_snapshot(server, item, 1, catalog=catalog, syncer=syncer)
     return coll, item, syncer
+
+
+def test_an_unreachable_collection_subscriber_stops_no_other_and_keeps_its_hint(
+    sides: Sides, coll_catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = coll_catalog
+    coll, item, syncer = _published(sides, catalog, ("dav2", "folder"))
+    down = {"conn_type": "webdav", "host": f"http://127.0.0.1:{closed_port()}", "login": USER, "password": PASSWORD}
+    monkeypatch.setenv("AIRFLOW_CONN_DAV2_DOWN", json.dumps({**down, "extra": {"replication_name": "dav2"}}))
+    put(sides.folder, coll, "mine.txt", b"from the folder")
+    put(sides.dav1, coll, "readme.txt", b"v2 from the publisher")
+
+    with unreachable(catalog, "dav2", "dav2_down"), pytest.raises(SnapreplError) as failed:
+        api.repl_update_snapshot(item, 1, catalog=catalog, syncer=syncer)
+
+    [line] = str(failed.value).splitlines()
+    assert line.startswith(f"{item}: subscriber dav2 failed its pull (1 of 2 synced): "), line
+    assert "reachable" in (failed.value.hint or ""), failed.value.hint
+    assert tree(sides.folder, coll) == tree(sides.dav1, coll) and "mine.txt" in tree(sides.dav1, coll)
+    assert catalog.subscription("dav2", item).ss_last_status == "failed"
+    assert catalog.publication(item).sp_last_status == "failed"
 
 
 def test_an_idle_collection_sync_is_decided_without_a_job(sides: Sides, coll_catalog: Any) -> None:
