@@ -50,6 +50,7 @@ def test_a_stale_subscriber_is_alerted_detached_and_reloaded_without_losing_its_
     status = collect_status(catalog, own, probe=False)
     [sub] = [s for p in status["publications"] if p["item"] == item for s in p["subscribers"] if s["server"] == my]
     assert sub["stale"] is True and sub["detached_at"] is None and "stale, " in render_text(status)
+    assert "stale after 1 h, detach" in render_text(status), "the publication's rule in force"
     check(catalog, own, paused=set())
     check(catalog, own, paused=set())  # alerted once, not at every check
     assert [b for b in smtp_server.bodies() if item in b and my in b and ": stale: " in b] != []
