@@ -80,7 +80,7 @@ def test_a_detached_collection_subscriber_needs_a_reload_which_keeps_its_changes
     sides: Sides, coll_catalog: Any
 ) -> None:
     from snaprepl.ops.purge import purge_urplogs
-    from snaprepl.status import collect_status
+    from snaprepl.reporting.status import collect_status
 
     catalog = coll_catalog
     coll, item, syncer = _published(sides, catalog, ("dav2", "folder"))
