@@ -2,7 +2,7 @@
 whether a detached subscriber's next sync pulls its local changes and reloads it, or fails saying it
 needs REPL_INIT_SNAPSHOT.
 
-Revision ID: 0016
+Revision ID: 0014
 Revises: 0013
 Create Date: 2026-11-27
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0016"
+revision = "0014"
 down_revision = "0013"
 branch_labels = None
 depends_on = None
