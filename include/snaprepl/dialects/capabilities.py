@@ -1,7 +1,7 @@
 """The capabilities a :class:`~snaprepl.dialects.base.Dialect` is made of, one mixin per concern, each in
 its own module: how it reads a database's catalog, its bi-directional logs and set statements, how it
 replaces a destination's rows, waits on locks, follows foreign-key cascades, bounds watermarks, guards
-its log triggers and checksums a copy."""
+its log triggers, checksums a copy and lists a schema's tables."""
 
 from __future__ import annotations
 
@@ -13,10 +13,20 @@ from snaprepl.dialects.guards import LogGuards
 from snaprepl.dialects.introspect import Introspection
 from snaprepl.dialects.lock_waits import LockWaits
 from snaprepl.dialects.replace import RowReplacement
+from snaprepl.dialects.schema_tables import SchemaTables
 from snaprepl.dialects.watermarks import Watermarks
 
 
 class Capabilities(
-    Introspection, BidirLogs, BidirSets, RowReplacement, LockWaits, CascadeLogging, Watermarks, LogGuards, Checksums
+    Introspection,
+    BidirLogs,
+    BidirSets,
+    RowReplacement,
+    LockWaits,
+    CascadeLogging,
+    Watermarks,
+    LogGuards,
+    Checksums,
+    SchemaTables,
 ):
     """Every capability mixin of a dialect (the order is the method resolution order)."""

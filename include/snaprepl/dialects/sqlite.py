@@ -26,6 +26,7 @@ from snaprepl.dialects.bidir_sets import SqliteBidirSets
 from snaprepl.dialects.functions import refuse_unknown_functions
 from snaprepl.dialects.guards import SqliteGuards
 from snaprepl.dialects.replace import SqliteRowReplacement
+from snaprepl.dialects.schema_tables import SqliteSchemaTables
 from snaprepl.dialects.watermarks import SqliteWatermarks
 from snaprepl.names import ResolvedTable
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 
-class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, SqliteWatermarks, SqliteGuards, Dialect):
+class SqliteDialect(SqliteRowReplacement, SqliteBidirSets, SqliteWatermarks, SqliteGuards, SqliteSchemaTables, Dialect):
     name = "sqlite"
     sqlglot_dialect = "sqlite"
     # SQLite has no limit; 128 keeps generated names readable and portable.
