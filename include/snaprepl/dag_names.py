@@ -90,3 +90,12 @@ def dag_id_collision(catalog: Any, name: str, *, publication: bool = False) -> s
     wanted = snapshot_dag_id(name)
     others = [s.sn_name for s in catalog.snapshots()]
     return next((o for o in others if o != name and snapshot_dag_id(o) == wanted), None)
+
+
+GROUP_PREFIX = "snaprepl_group"
+
+
+def group_dag_id(name: str) -> str:
+    """DAG id of a snapshot group's DAG: ``snaprepl_group__<conn>__<name>``."""
+    group, _, conn = name.rpartition("@")
+    return safe_id(name, [conn, group], GROUP_PREFIX)
