@@ -1,5 +1,5 @@
-"""DAGs generated from the catalog: one per snapshot and per loaded publication (of tables or
-collections), and the scheduled purges.
+"""DAGs generated from the catalog: one per snapshot (one per snapshot group for a group's members) and
+per loaded publication (of tables or collections), and the scheduled purges.
 
 ``dags/snaprepl_dags.py`` calls :func:`build_dags` at parse time. It reads the catalog once (through
 the ``snaprepl_catalog`` connection, since DAG parsing cannot see the metadata database); a failure
@@ -23,6 +23,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Asset, Param, chain, get_parsing_context
 
 from snaprepl.airflow.dag_common import TAG, snaprepl_dag, timetable
+from snaprepl.airflow.group_dag import group_dag
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.purge_dags import (
     replay_log_purge_dag,
@@ -39,6 +40,7 @@ from snaprepl.dag_names import (
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,
     asset_uri,
+    group_dag_id,
     publication_dag_id,
     safe_id,
     snapshot_dag_id,
@@ -253,10 +255,17 @@ def watchdog_dag(settings: Settings) -> DAG:
 
 def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
     """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
+    grouped = catalog.grouped_snapshots()  # a group's members are refreshed by the group's DAG only
     for record in catalog.snapshots():
-        yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
+        if record.sn_name not in grouped:
+            yield (
+                snapshot_dag_id(record.sn_name),
+                f"snapshot {record.sn_name}",
+                lambda r=record: snapshot_dag(r, settings),
+            )
         if record.sn_verify_schedule:
             yield verify_dag_id(record.sn_name), f"verify of {record.sn_name}", lambda r=record: verify_dag(r, settings)
+    yield from _group_recipes(catalog, settings, grouped)
     publications = catalog.publications()
     for pub in publications:
         yield (
@@ -272,6 +281,21 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
     if logs:
         yield RPLOG_PURGE_DAG, "replay log purge", lambda: replay_log_purge_dag(settings)
         yield LOG_PURGE_DAG, "snapshot log purge", lambda: snapshot_log_purge_dag(logs, settings)
+
+
+def _group_recipes(
+    catalog: Catalog, settings: Settings, grouped: dict[str, str]
+) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
+    records = {s.sn_name: s for s in catalog.snapshots() if s.sn_name in grouped}
+    for group in catalog.groups():
+        members = sorted(n for n, g in grouped.items() if g == group.sg_name)
+        outlets = [snapshot_asset(records[m]) for m in members if m in records]
+        args = task_args(settings, group.sg_source_conn)
+        yield (
+            group_dag_id(group.sg_name),
+            f"snapshot group {group.sg_name}",
+            lambda g=group, m=members, o=outlets, a=args: group_dag(g, m, settings, o, a),
+        )
 
 
 def build_dags(catalog: Catalog | None = None, settings: Settings | None = None) -> dict[str, Any]:
