@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from snaprepl.errors import SnapreplError
+from snaprepl.ops.group_status import group_entries
 from snaprepl.statements.executor import run_script
 from tests.support.databases import RealDatabase
 
@@ -133,6 +135,22 @@ def _copy(dest: RealDatabase, p: str, table: str) -> dict[Any, tuple[Any, ...]]:
     return {(r[0] if width == 1 else tuple(r[:width])): tuple(r[width:]) for r in rows}
 
 
+def _a_failing_member_rolls_the_whole_group_back(dest: RealDatabase, p: str, group: str, kw: dict[str, Any]) -> None:
+    """The last member applied (lines) refuses new rows: the group's destination transaction rolls back,
+    so the copies its parents got in it are gone too (a reader never sees half a group)."""
+    lines, before = dest.q(f"{p}_lines"), {t: _copy(dest, p, t) for t in ("customers", "orders", "clock")}
+    if dest.dialect == "sqlite":
+        dest.run(f"CREATE TRIGGER {p}_no BEFORE INSERT ON {lines} BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    else:
+        top = dest.rows(f"SELECT MAX(order_id) FROM {lines}")[0][0]
+        dest.run(f"ALTER TABLE {lines} ADD CONSTRAINT {p}_no CHECK (order_id <= {top})")
+    threading.Event().wait(0.3)  # the writer adds orders and lines meanwhile
+    with pytest.raises(SnapreplError):
+        run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
+    assert {t: _copy(dest, p, t) for t in before} == before, "nothing of the failed group refresh is visible"
+    dest.run(f"DROP TRIGGER {p}_no" if dest.dialect == "sqlite" else f"ALTER TABLE {lines} DROP CONSTRAINT {p}_no")
+
+
 def _state_after(writer: Writer, seq: int) -> State:
     """The source's state right after transaction ``seq`` (the writer notes it just after its commit)."""
     for _ in range(100):
@@ -190,6 +208,8 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
                 assert f"new table {p}_shipments joined" in str(done) or round_ == 2
                 assert _copy(dest, p, "shipments") == {1: ("a",), 2: ("b",)}
             seen.append(seq)
+            if round_ == 1:
+                _a_failing_member_rolls_the_whole_group_back(dest, p, group, kw)
     finally:
         writer.stop.set()
         writer.join(30)
@@ -198,6 +218,13 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
     record = catalog.group(group)
     assert record.sg_last_status == "succeeded" and source.db.conn_id in record.points
 
+    (entry,) = [g for g in group_entries(catalog) if g["name"] == group]
+    assert entry["lag_seconds"] is not None and len(entry["members"]) == 6 and f"{p}_notes" in entry["skipped"]
+    lines = f"{dest.schema}.{p}_lines@{dest.conn_id}"
+    run_script(f"ALTER SNAPSHOT GROUP {group} REMOVE {lines}", **kw)
+    assert catalog.group_of(lines) is None
+    run_script(f"ALTER SNAPSHOT GROUP {group} ADD {lines}", **kw)
+    assert catalog.group_of(lines) == group
     run_script(f"DROP SNAPSHOT GROUP {group}", **kw)
     assert catalog.group(group) is None
     assert catalog.snapshot(f"{dest.schema}.{p}_orders@{dest.conn_id}") is not None, "members are kept"

@@ -33,10 +33,11 @@ from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.db import Database
+from snaprepl.db_errors import one_line
 from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.model import SqlSession
 from snaprepl.dialects.types import GenericType, render
-from snaprepl.errors import SnapshotNotFound
+from snaprepl.errors import RefreshFailed, SnapreplError, SnapshotNotFound
 from snaprepl.names import Ident
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
@@ -97,8 +98,11 @@ def refresh_group(catalog: Catalog, names: Sequence[str], request: RefreshReques
             points = _read_all(catalog, request, members)
             _stage_and_apply(members)
         except BaseException as err:
-            _record_failure(catalog, members, started_at, err)
-            raise
+            failure = _failure(err)
+            _record_failure(catalog, members, started_at, failure)
+            if failure is err:
+                raise
+            raise failure from err
         outcomes = [_record(catalog, m, started, started_at) for m in members]
     return GroupPass(outcomes, points)
 
@@ -238,6 +242,17 @@ def _record(catalog: Catalog, member: _Member, started: float, started_at: datet
         note=member.window.note,
     )
     return record_succeeded(catalog, outcome, started, started_at)
+
+
+def _failure(err: BaseException) -> BaseException:
+    """snaprepl's errors and interruptions as they are; a database's error as one line."""
+    if isinstance(err, SnapreplError) or not isinstance(err, Exception):
+        return err
+    return RefreshFailed(
+        f"group refresh failed: {one_line(err)}",
+        "nothing of this refresh was committed (the copies keep their last common point); fix the cause and "
+        "refresh the group again",
+    )
 
 
 def _record_failure(catalog: Catalog, members: list[_Member], started_at: datetime, err: BaseException) -> None:
