@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from snaprepl.airflow.group_dag import SnapshotGroupOperator
 from snaprepl.errors import SnapreplError
 from snaprepl.ops.group_status import group_entries
 from snaprepl.statements.executor import run_script
@@ -218,6 +219,9 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
     record = catalog.group(group)
     assert record.sg_last_status == "succeeded" and source.db.conn_id in record.points
 
+    # the group DAG's task, as a manual run with the default params runs it
+    ran = SnapshotGroupOperator(task_id="refresh_group", group=group).execute({"params": {"mode": "incremental"}})
+    assert ran["refreshes"] == 6 and source.db.conn_id in ran["points"], ran
     (entry,) = [g for g in group_entries(catalog) if g["name"] == group]
     assert entry["lag_seconds"] is not None and len(entry["members"]) == 6 and f"{p}_notes" in entry["skipped"]
     lines = f"{dest.schema}.{p}_lines@{dest.conn_id}"
