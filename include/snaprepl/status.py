@@ -19,11 +19,12 @@ from snaprepl.catalog.records import (
 )
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.dag_names import group_dag_id, publication_dag_id, snapshot_dag_id
 from snaprepl.db import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
 from snaprepl.log_guard import guard_notes
+from snaprepl.ops.group_status import group_entries
 from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
 from snaprepl.refresh.stale import run_state
 from snaprepl.settings import Settings
@@ -354,6 +355,11 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
     checks = catalog.last_runs(checks=True)
     for entry in report["snapshots"]:
         entry["last_verify"] = _verify(checks.get((entry["name"], None)))
+    report["groups"] = group_entries(catalog)
+    grouped = catalog.grouped_snapshots()  # a member is refreshed by its group's DAG
+    for entry in report["snapshots"]:
+        if entry["name"] in grouped:
+            entry.update(group=grouped[entry["name"]], dag_id=group_dag_id(grouped[entry["name"]]))
     return report
 
 

@@ -141,6 +141,26 @@ def _snapshots_table(snapshots: list[dict[str, Any]]) -> str:
     return _table("snapshots", headers, rows)
 
 
+def _groups_table(groups: list[dict[str, Any]]) -> str:
+    """Snapshot groups: members, the consistent point of the last refresh per source, and its lag."""
+    rows = [
+        [
+            g["name"],
+            g["source"],
+            g["destination"],
+            len(g["members"]),
+            "; ".join(f"{conn} {mark}" for conn, mark in g["points"].items()) or "none yet",
+            lag_text(g["lag_seconds"]),
+            g["last_status"] if not g["last_error"] else f"{g['last_status']}: {g['last_error']}",
+            ", ".join(f"{t} ({why.split(':')[0]})" for t, why in sorted(g["skipped"].items())) or None,
+            g["dag_id"],
+        ]
+        for g in groups
+    ]
+    headers = ["group", "source schema", "destination", "members", "point", "lag", "last refresh", "not members"]
+    return _table("snapshot groups", [*headers, "DAG"], rows)
+
+
 def _sync_outcome(publication: dict[str, Any]) -> str:
     """The publication's "last sync" cell."""
     if publication["died"]:
@@ -231,6 +251,7 @@ def render_text(status: dict[str, Any]) -> str:
             f"catalog: {visible(status['catalog'])}",
             _logs_table(status["snapshot_logs"]),
             _snapshots_table(status.get("snapshots", [])),
+            _groups_table(status.get("groups", [])),
             _table("replication servers", ["server", "connection"], servers),
             _publications_table(status["publications"]),
             _subscriptions_table(status["publications"]),

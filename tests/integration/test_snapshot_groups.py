@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 
 from snaprepl.airflow.group_dag import SnapshotGroupOperator
+from snaprepl.dag_names import group_dag_id
 from snaprepl.errors import SnapreplError
-from snaprepl.ops.group_status import group_entries
 from snaprepl.statements.executor import run_script
+from snaprepl.status import collect_status
+from snaprepl.status_render import render_text
 from tests.support.databases import RealDatabase
 
 pytestmark = pytest.mark.spark
@@ -222,8 +224,12 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
     # the group DAG's task, as a manual run with the default params runs it
     ran = SnapshotGroupOperator(task_id="refresh_group", group=group).execute({"params": {"mode": "incremental"}})
     assert ran["refreshes"] == 6 and source.db.conn_id in ran["points"], ran
-    (entry,) = [g for g in group_entries(catalog) if g["name"] == group]
+    report = collect_status(catalog, settings, probe=False)
+    (entry,) = [g for g in report["groups"] if g["name"] == group]
     assert entry["lag_seconds"] is not None and len(entry["members"]) == 6 and f"{p}_notes" in entry["skipped"]
+    member = next(s for s in report["snapshots"] if s["name"] == f"{dest.schema}.{p}_orders@{dest.conn_id}")
+    assert member["group"] == group and member["dag_id"] == entry["dag_id"] == group_dag_id(group)
+    assert f"{p}_notes (no primary key)" in render_text(report)
     lines = f"{dest.schema}.{p}_lines@{dest.conn_id}"
     run_script(f"ALTER SNAPSHOT GROUP {group} REMOVE {lines}", **kw)
     assert catalog.group_of(lines) is None
