@@ -202,6 +202,9 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
                     f"CREATE TABLE {source.t(p + '_shipments')} (id int PRIMARY KEY, note varchar(40))",
                     f"INSERT INTO {source.t(p + '_shipments')} VALUES (1, 'a'), (2, 'b')",
                 )
+            if round_ == 2:  # a group that does not include new tables names them instead
+                catalog.update_group(group, sg_include_new=0)
+                source.run(f"CREATE TABLE {source.t(p + '_later')} (id int PRIMARY KEY)")
             (done,) = run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
             seq = _copy(dest, p, "clock")[1][0]
             expected = _state_after(writer, seq)
@@ -213,6 +216,8 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
             seen.append(seq)
             if round_ == 1:
                 _a_failing_member_rolls_the_whole_group_back(dest, p, group, kw)
+            if round_ == 2:
+                assert f"new table {p}_later is not in the group" in str(done), str(done)
     finally:
         writer.stop.set()
         writer.join(30)
