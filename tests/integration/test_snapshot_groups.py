@@ -154,6 +154,64 @@ def _a_failing_member_rolls_the_whole_group_back(dest: RealDatabase, p: str, gro
     dest.run(f"DROP TRIGGER {p}_no" if dest.dialect == "sqlite" else f"ALTER TABLE {lines} DROP CONSTRAINT {p}_no")
 
 
+def _refresh_under_writes(
+    writer: Writer, dest: RealDatabase, group: str, catalog: Any, kw: dict[str, Any]
+) -> list[int]:
+    """Three group refreshes while ``writer`` writes; after each, every copy is at one source state.
+    Before the second a table is added (it joins); after it a member fails (nothing is committed);
+    before the third the group stops including new tables (a new one is named instead)."""
+    source, p = writer.src, writer.p
+    writer.start()
+    try:
+        seen = []
+        for round_ in range(3):
+            if round_ == 1:  # a table added later joins at the next refresh
+                source.run(
+                    f"CREATE TABLE {source.t(p + '_shipments')} (id int PRIMARY KEY, note varchar(40))",
+                    f"INSERT INTO {source.t(p + '_shipments')} VALUES (1, 'a'), (2, 'b')",
+                )
+            if round_ == 2:  # a group that does not include new tables names them instead
+                catalog.update_group(group, sg_include_new=0)
+                source.run(f"CREATE TABLE {source.t(p + '_later')} (id int PRIMARY KEY)")
+            (done,) = run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
+            seq = _copy(dest, p, "clock")[1][0]
+            expected = _state_after(writer, seq)
+            for table in ("customers", "orders", "lines", "products", "clock"):
+                assert _copy(dest, p, table) == expected[table], f"round {round_}: {table} is not at transaction {seq}"
+            if round_ >= 1:
+                assert f"new table {p}_shipments joined" in str(done) or round_ == 2
+                assert _copy(dest, p, "shipments") == {1: ("a",), 2: ("b",)}
+            seen.append(seq)
+            if round_ == 1:
+                _a_failing_member_rolls_the_whole_group_back(dest, p, group, kw)
+            if round_ == 2:
+                assert f"new table {p}_later is not in the group" in str(done), str(done)
+    finally:
+        writer.stop.set()
+        writer.join(30)
+    assert writer.error is None, writer.error
+    return seen
+
+
+def _status_task_and_membership(
+    source: Source, dest: RealDatabase, p: str, group: str, catalog: Any, settings: Any, kw: dict[str, Any]
+) -> None:
+    # the group DAG's task, as a manual run with the default params runs it
+    ran = SnapshotGroupOperator(task_id="refresh_group", group=group).execute({"params": {"mode": "incremental"}})
+    assert ran["refreshes"] == 6 and source.db.conn_id in ran["points"], ran
+    report = collect_status(catalog, settings, probe=False)
+    (entry,) = [g for g in report["groups"] if g["name"] == group]
+    assert entry["lag_seconds"] is not None and len(entry["members"]) == 6 and f"{p}_notes" in entry["skipped"]
+    member = next(s for s in report["snapshots"] if s["name"] == f"{dest.schema}.{p}_orders@{dest.conn_id}")
+    assert member["group"] == group and member["dag_id"] == entry["dag_id"] == group_dag_id(group)
+    assert f"{p}_notes (no primary key)" in render_text(report)
+    lines = f"{dest.schema}.{p}_lines@{dest.conn_id}"
+    run_script(f"ALTER SNAPSHOT GROUP {group} REMOVE {lines}", **kw)
+    assert catalog.group_of(lines) is None
+    run_script(f"ALTER SNAPSHOT GROUP {group} ADD {lines}", **kw)
+    assert catalog.group_of(lines) == group
+
+
 def _state_after(writer: Writer, seq: int) -> State:
     """The source's state right after transaction ``seq`` (the writer notes it just after its commit)."""
     for _ in range(100):
@@ -192,54 +250,12 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
         < created.members.index(f"{dest.schema}.{p}_lines@{dest.conn_id}")
     ), "parents before children"
 
-    writer = Writer(source, p, state)
-    writer.start()
-    try:
-        seen = []
-        for round_ in range(3):
-            if round_ == 1:  # a table added later joins at the next refresh
-                source.run(
-                    f"CREATE TABLE {source.t(p + '_shipments')} (id int PRIMARY KEY, note varchar(40))",
-                    f"INSERT INTO {source.t(p + '_shipments')} VALUES (1, 'a'), (2, 'b')",
-                )
-            if round_ == 2:  # a group that does not include new tables names them instead
-                catalog.update_group(group, sg_include_new=0)
-                source.run(f"CREATE TABLE {source.t(p + '_later')} (id int PRIMARY KEY)")
-            (done,) = run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
-            seq = _copy(dest, p, "clock")[1][0]
-            expected = _state_after(writer, seq)
-            for table in ("customers", "orders", "lines", "products", "clock"):
-                assert _copy(dest, p, table) == expected[table], f"round {round_}: {table} is not at transaction {seq}"
-            if round_ >= 1:
-                assert f"new table {p}_shipments joined" in str(done) or round_ == 2
-                assert _copy(dest, p, "shipments") == {1: ("a",), 2: ("b",)}
-            seen.append(seq)
-            if round_ == 1:
-                _a_failing_member_rolls_the_whole_group_back(dest, p, group, kw)
-            if round_ == 2:
-                assert f"new table {p}_later is not in the group" in str(done), str(done)
-    finally:
-        writer.stop.set()
-        writer.join(30)
-    assert writer.error is None, writer.error
+    seen = _refresh_under_writes(Writer(source, p, state), dest, group, catalog, kw)
     assert seen[-1] > seen[0] > 0, f"the writer committed and the group followed it: {seen}"
     record = catalog.group(group)
     assert record.sg_last_status == "succeeded" and source.db.conn_id in record.points
 
-    # the group DAG's task, as a manual run with the default params runs it
-    ran = SnapshotGroupOperator(task_id="refresh_group", group=group).execute({"params": {"mode": "incremental"}})
-    assert ran["refreshes"] == 6 and source.db.conn_id in ran["points"], ran
-    report = collect_status(catalog, settings, probe=False)
-    (entry,) = [g for g in report["groups"] if g["name"] == group]
-    assert entry["lag_seconds"] is not None and len(entry["members"]) == 6 and f"{p}_notes" in entry["skipped"]
-    member = next(s for s in report["snapshots"] if s["name"] == f"{dest.schema}.{p}_orders@{dest.conn_id}")
-    assert member["group"] == group and member["dag_id"] == entry["dag_id"] == group_dag_id(group)
-    assert f"{p}_notes (no primary key)" in render_text(report)
-    lines = f"{dest.schema}.{p}_lines@{dest.conn_id}"
-    run_script(f"ALTER SNAPSHOT GROUP {group} REMOVE {lines}", **kw)
-    assert catalog.group_of(lines) is None
-    run_script(f"ALTER SNAPSHOT GROUP {group} ADD {lines}", **kw)
-    assert catalog.group_of(lines) == group
+    _status_task_and_membership(source, dest, p, group, catalog, settings, kw)
     run_script(f"DROP SNAPSHOT GROUP {group}", **kw)
     assert catalog.group(group) is None
     assert catalog.snapshot(f"{dest.schema}.{p}_orders@{dest.conn_id}") is not None, "members are kept"
