@@ -86,7 +86,7 @@ def main() -> None:
     from snaprepl.catalog.store import Catalog
     from snaprepl.collections.stores import Store
     from snaprepl.collections.sync import CollectionSync
-    from snaprepl.connections import ConnectionInfo, write_connections_file
+    from snaprepl.connections.lookup import ConnectionInfo, write_connections_file
     from snaprepl.spark.session import build_session
 
     base = Path(tempfile.mkdtemp(prefix="bench-coll-"))

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
         repl_refresh_noninc_snapshot,
         repl_set_snapshot_schedule,
     )
+    from snaprepl.api.script import run_script
     from snaprepl.errors import SnapreplError
-    from snaprepl.statements.executor import run_script
 
 __version__ = "0.1.0"
 
@@ -40,7 +40,7 @@ _EXPORTS = {
     "repl_refresh_inc_snapshot": "snaprepl.api",
     "repl_refresh_noninc_snapshot": "snaprepl.api",
     "repl_set_snapshot_schedule": "snaprepl.api",
-    "run_script": "snaprepl.statements.executor",
+    "run_script": "snaprepl.api.script",
 }
 
 __all__ = [

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from snaprepl.airflow_config import airflow_option
+from snaprepl.common.airflow_config import airflow_option
+from snaprepl.common.table_names import validate_conn_id
 from snaprepl.errors import InvalidArgument
-from snaprepl.names import validate_conn_id
 
 SECTION = "snaprepl"
 #: How Spark jobs run: a spark-submit each, or in the caller against a Spark Connect server.

@@ -91,7 +91,7 @@ def pg_db() -> Iterator[RealDatabase]:
         f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{name}"
     )
     yield RealDatabase("postgres", conn_id, name)
-    from snaprepl.db import forget_databases
+    from snaprepl.database.sessions import forget_databases
 
     forget_databases()
     with pg_admin_connect() as conn:
@@ -108,7 +108,7 @@ def mysql_db() -> Iterator[RealDatabase]:
         f"mysql://{MYSQL_ADMIN['user']}@{MYSQL_ADMIN['host']}:{MYSQL_ADMIN['port']}/{name}"
     )
     yield RealDatabase("mysql", conn_id, name)
-    from snaprepl.db import forget_databases
+    from snaprepl.database.sessions import forget_databases
 
     forget_databases()
     with mysql_admin_connect() as conn:
@@ -132,7 +132,7 @@ def real_db(request: pytest.FixtureRequest) -> RealDatabase:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One SparkSession (local mode, the JDBC jars on its class path) for every Spark test."""
-    from snaprepl.jars import jdbc_jars
+    from snaprepl.common.jars import jdbc_jars
     from snaprepl.spark.session import build_session
 
     # Python workers (Arrow batches to COPY) run this interpreter, whatever started pytest.

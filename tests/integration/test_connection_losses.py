@@ -16,10 +16,10 @@ import pytest
 from snaprepl import api
 from snaprepl.catalog.migrate import upgrade
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import get_connection
-from snaprepl.db import Database, create_engine, forget_databases
+from snaprepl.connections.lookup import get_connection
+from snaprepl.database.sessions import Database, create_engine, forget_databases
 from snaprepl.errors import CatalogConnectionLost, ConnectionLost
-from snaprepl.status import collect_status
+from snaprepl.reporting.status import collect_status
 from tests.support.databases import RealDatabase
 from tests.support.own_postgres import OwnPostgres, own_postgres
 

@@ -169,7 +169,7 @@ def test_rows_pass_in_blocks_of_any_size_unchanged(pg_db, unique_name, block_byt
     this process, as a Spark task runs it, on one index batch)."""
     import pyarrow as pa
 
-    from snaprepl.connections import get_connection
+    from snaprepl.connections.lookup import get_connection
     from snaprepl.dialects.postgres_copy import psycopg2_kwargs
     from snaprepl.dialects.postgres_pipe import TEXT_FORMS, pipe_task
 

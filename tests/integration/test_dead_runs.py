@@ -17,7 +17,7 @@ from snaprepl.catalog.run_lock import LEASE, snapshot_lock_name, this_holder
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.stale import why_dead
-from snaprepl.status import collect_status, render_text
+from snaprepl.reporting.status import collect_status, render_text
 from tests.support.databases import RealDatabase
 
 

@@ -94,7 +94,7 @@ def test_mariadb_without_process_privilege_says_the_watermark_is_not_exact(
         assert outcome.rows_upserted == 1
         assert outcome.note and "PROCESS" in outcome.note, outcome.note
         assert "PROCESS" in str(outcome)
-        from snaprepl.status import collect_status
+        from snaprepl.reporting.status import collect_status
 
         report = collect_status(no_tolerance["catalog"], no_tolerance["settings"])
         [entry] = [log for log in report["snapshot_logs"] if log["source"].endswith(f"@{conn_id}")]
@@ -137,10 +137,10 @@ def test_sqlite_copy_mark_waits_for_the_open_writer(sqlite_db, pg_db, no_toleran
 def test_status_names_the_transaction_holding_watermarks_back(
     fixture: str, request: pytest.FixtureRequest, catalog, settings, unique_name
 ) -> None:
-    from snaprepl.db import Database
-    from snaprepl.status import collect_status
-    from snaprepl.status_render import render_text
-    from snaprepl.status_watermarks import BY_XIDS, CAPPED
+    from snaprepl.database.sessions import Database
+    from snaprepl.reporting.render import render_text
+    from snaprepl.reporting.status import collect_status
+    from snaprepl.reporting.watermarks import BY_XIDS, CAPPED
 
     db: RealDatabase = request.getfixturevalue(fixture)
     src = f"{unique_name}_s"

@@ -44,7 +44,7 @@ def test_runs_come_back_newest_first_and_purge_takes_only_old_ones(catalog: Cata
 
 def test_lag_is_the_source_clock_minus_the_newest_applied_snaptime(pg_db, catalog: Catalog, unique_name: str) -> None:
     from snaprepl import api
-    from snaprepl.run_history import log_backlog
+    from snaprepl.catalog.run_history import log_backlog
 
     pg_db.run(f"CREATE TABLE {unique_name} (id int PRIMARY KEY, v text)")
     api.repl_create_snapshot_log(f"{unique_name}@{pg_db.conn_id}", catalog=catalog)

@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[2]
 def kc_servers(catalog: Any, session_dir: Path) -> Iterator[Servers]:
     """A publisher and two subscribers of the campaign's own (kc_*), registered as replication servers."""
     from snaprepl import api
-    from snaprepl.db import forget_databases
+    from snaprepl.database.sessions import forget_databases
 
     name = f"snaprepl_kc_{SESSION_TAG}"  # + _pub, _my, _lite: each server has its own replication name
     with pg_admin_connect() as conn:
@@ -82,8 +82,8 @@ def kc_servers(catalog: Any, session_dir: Path) -> Iterator[Servers]:
 @pytest.fixture(scope="module")
 def in_process(catalog: Any, settings: Any, spark: Any) -> Callable[[str], list[Any]]:
     """Runs statements as ``snaprepl sql`` does, with refreshes and syncs in this process's Spark."""
+    from snaprepl.api.script import run_script
     from snaprepl.refresh.runner import run_refresh
-    from snaprepl.statements.executor import run_script
 
     def refresher(request: Any, catalog: Any, settings: Any) -> Any:
         return run_refresh(spark, request, catalog=catalog)

@@ -13,7 +13,7 @@ from snaprepl.catalog import run_lock
 from snaprepl.catalog.migrate import upgrade
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import create_engine
+from snaprepl.database.sessions import create_engine
 from snaprepl.errors import LeaseLost, SnapshotBusy
 from tests.support.own_postgres import OwnPostgres, own_postgres
 

@@ -83,7 +83,7 @@ def test_sqlite_refuses_functions_it_cannot_vouch_for(
 
 
 def test_sqlite_read_only_sessions_refuse_writes_and_leave_the_connection_writable(sqlite_db, unique_name) -> None:
-    from snaprepl.db import Database
+    from snaprepl.database.sessions import Database
 
     sqlite_db.run(f"CREATE TABLE {unique_name} (id INTEGER PRIMARY KEY)")
     database = Database.for_conn_id(sqlite_db.conn_id)

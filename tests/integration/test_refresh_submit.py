@@ -274,7 +274,7 @@ def test_a_job_dies_with_its_parent(pg_db, catalog, settings, unique_name, tmp_p
             assert list(private.iterdir()) == [], f"{victim}: the CLI removes its files"
         if victim == "lease":
             catalog.release_lock(next(n for n in catalog.locks() if dest in n), "usurper")
-    from snaprepl.status import collect_status
+    from snaprepl.reporting.status import collect_status
 
     [entry] = [s for s in collect_status(catalog, settings, probe=False)["snapshots"] if s["name"].endswith(snapshot)]
     assert entry["last_refresh"]["status"] == "died" and "is gone" in entry["died"]["why"], entry

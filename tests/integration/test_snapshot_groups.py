@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from snaprepl.airflow.group_dag import SnapshotGroupOperator
-from snaprepl.dag_names import group_dag_id
+from snaprepl.api.script import run_script
+from snaprepl.common.dag_names import group_dag_id
 from snaprepl.errors import SnapreplError
-from snaprepl.statements.executor import run_script
-from snaprepl.status import collect_status
-from snaprepl.status_render import render_text
+from snaprepl.reporting.render import render_text
+from snaprepl.reporting.status import collect_status
 from tests.support.databases import RealDatabase
 
 pytestmark = pytest.mark.spark

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from snaprepl import api
+from snaprepl.api.script import run_script
 from snaprepl.errors import TableNotFound
-from snaprepl.statements.executor import run_script
 
 pytestmark = pytest.mark.spark
 

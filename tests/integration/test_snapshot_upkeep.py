@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from snaprepl import api
+from snaprepl.api.script import run_script
 from snaprepl.errors import (
     CompleteRefreshRequired,
     InvalidArgument,
@@ -20,7 +21,6 @@ from snaprepl.errors import (
     SnapshotNotFound,
 )
 from snaprepl.settings import Settings
-from snaprepl.statements.executor import run_script
 
 pytestmark = pytest.mark.spark
 
@@ -57,7 +57,7 @@ def test_purge_follows_the_oldest_snapshot_and_forced_purge_requires_complete_re
     assert result.deleted == 1 and {r[0] for r in sqlite_db.rows(f'SELECT "RLOG_id" FROM "RLOG_{src}"')} == {2, 3}
     log = catalog.log(f"main.{src}@{sqlite_db.conn_id}")
     assert log.snl_purged_before == result.cutoff
-    from snaprepl.status import collect_status
+    from snaprepl.reporting.status import collect_status
 
     report = collect_status(catalog, no_tolerance)
     waits = next(e for e in report["snapshot_logs"] if e["source"] == log.snl_source)["purge_waits_for"]

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 def test_a_stale_snapshot_stops_holding_its_log_back_and_then_needs_a_complete_refresh(
     sqlite_db, catalog, refresher, unique_name
 ) -> None:
-    from snaprepl.status import collect_status
+    from snaprepl.reporting.status import collect_status
 
     src, conn = f"{unique_name}_s", sqlite_db.conn_id
     keep = Settings(snp_repl_tolerance_offset=0, snp_repl_purge_offset=0, stale_after_hours=1)

@@ -72,8 +72,8 @@ def test_a_locked_destination_fails_the_refresh_within_the_lock_timeout(
 
 
 def test_sessions_get_the_timeouts(pg_db: RealDatabase, mysql_db: RealDatabase, monkeypatch) -> None:
-    from snaprepl.connections import get_connection
-    from snaprepl.db import Database
+    from snaprepl.connections.lookup import get_connection
+    from snaprepl.database.sessions import Database
 
     monkeypatch.setenv("AIRFLOW__SNAPREPL__LOCK_TIMEOUT_SECONDS", "7")
     monkeypatch.setenv("AIRFLOW__SNAPREPL__STATEMENT_TIMEOUT_SECONDS", "90")
@@ -101,7 +101,7 @@ def test_status_says_what_a_running_refresh_waits_for(
     table, instead of a bare ``running`` (issue 14.6)."""
     import threading
 
-    from snaprepl.status import collect_status, render_text
+    from snaprepl.reporting.status import collect_status, render_text
 
     src = f"{unique_name}_s"
     pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} SELECT generate_series(1, 10)")

@@ -53,7 +53,7 @@ def tls(catalog: object) -> Iterator[Tls]:
         try:
             yield Tls(server, src, dst)
         finally:
-            from snaprepl.db import forget_databases
+            from snaprepl.database.sessions import forget_databases
 
             forget_databases()
             for conn_id in ("TLS_SRC", "TLS_DST", "TLS_PLAIN", "TLS_OTHER_CA", "TLS_CERT"):
@@ -61,7 +61,7 @@ def tls(catalog: object) -> Iterator[Tls]:
 
 
 def test_verify_full_connects_over_tls_and_checks_the_servers_certificate(tls: Tls) -> None:
-    from snaprepl.db import Database
+    from snaprepl.database.sessions import Database
     from snaprepl.errors import DatabaseUnreachable
 
     with Database.for_conn_id("tls_src").session() as session:
@@ -74,8 +74,8 @@ def test_verify_full_connects_over_tls_and_checks_the_servers_certificate(tls: T
 
 def test_a_client_certificate_logs_in_through_libpq_and_pgjdbc(tls: Tls, spark: Any) -> None:
     """pg_hba ``cert``: the PEM key serves libpq, its PKCS-8 DER twin ``client.key.pk8`` serves pgjdbc."""
-    from snaprepl.connections import get_connection
-    from snaprepl.db import Database
+    from snaprepl.connections.lookup import get_connection
+    from snaprepl.database.sessions import Database
     from snaprepl.dialects import Column
     from snaprepl.spark.io import SparkJdbc
 

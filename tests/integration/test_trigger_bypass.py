@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from snaprepl.api.script import run_script
 from snaprepl.errors import CompleteRefreshRequired, LogBypassed
-from snaprepl.statements.executor import run_script
 from tests.support.databases import RealDatabase
 
 pytestmark = pytest.mark.spark
@@ -215,8 +215,8 @@ def test_postgres_without_a_superuser_skips_the_event_trigger_and_says_so(
 ) -> None:
     """The log's owner is no superuser: no event trigger (said once, and in status); TRUNCATE and the
     per-refresh check still work."""
-    from snaprepl.status import collect_status
-    from snaprepl.status_render import render_text
+    from snaprepl.reporting.render import render_text
+    from snaprepl.reporting.status import collect_status
 
     role, conn_id = f"r_{unique_name}", f"pg_{unique_name}"
     pg_db.run(f"CREATE ROLE {role} LOGIN", f"CREATE SCHEMA {role} AUTHORIZATION {role}")
@@ -241,7 +241,7 @@ def test_postgres_without_a_superuser_skips_the_event_trigger_and_says_so(
         run(f"DROP SNAPSHOT {unique_name}_c@{sqlite_db.conn_id}; DROP SNAPSHOT LOG FOR {table}@{conn_id}")
         assert pg_db.rows(f"SELECT count(*) FROM pg_tables WHERE schemaname = '{role}'") == [(1,)]
     finally:
-        from snaprepl.db import forget_databases
+        from snaprepl.database.sessions import forget_databases
 
         forget_databases()
         pg_db.run(f"DROP SCHEMA {role} CASCADE", f"DROP ROLE {role}")

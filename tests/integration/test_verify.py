@@ -93,8 +93,8 @@ def test_verify_writes_nothing_and_repair_writes_only_differing_keys(
     found = api.repl_verify_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
     assert not found.equal and found.exit_code == 3 and (found.missing, found.extra, found.different) == (1, 1, 4)
     assert table_rows(pg_db, dst) == corrupted and not pg_db.rows(f'SELECT 1 FROM "RLOG_{dst}"')
-    from snaprepl.status import collect_status
-    from snaprepl.status_render import render_text
+    from snaprepl.reporting.render import render_text
+    from snaprepl.reporting.status import collect_status
 
     report = collect_status(catalog, settings, probe=False)
     entry = next(e for e in report["snapshots"] if e["name"] == found.copy)
@@ -102,7 +102,7 @@ def test_verify_writes_nothing_and_repair_writes_only_differing_keys(
     assert entry["last_run"]["kind"] == "complete", "a verify is not the copy's last replication run"
     assert "6 differences" in render_text(report)
 
-    from snaprepl.statements.executor import run_script
+    from snaprepl.api.script import run_script
 
     statement = f"VERIFY SNAPSHOT {name} WHERE 'id >= 5'"
     (limited,) = run_script(statement, catalog=catalog, settings=settings, verifier=verifier)

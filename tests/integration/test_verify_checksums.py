@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from tests.support.data import COLUMNS, create_typed_table, execute
 from tests.support.databases import RealDatabase
 

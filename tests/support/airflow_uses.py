@@ -20,7 +20,7 @@ from pathlib import Path
 
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import snapshot_dag_id
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase, pg_admin_connect
 from tests.support.statsd import StatsdListener

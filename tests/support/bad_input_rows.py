@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from snaprepl import api
-from snaprepl.arguments import positional
+from snaprepl.common.arguments import positional
 
 #: The password of the connections whose URLs carry one; it must appear in no output.
 SECRET = "S3cr3t-pw-9f1c"

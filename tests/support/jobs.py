@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from snaprepl.bidir import job as table_job
-from snaprepl.bidir.sync import Outcome
 from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import job as collection_job
+from snaprepl.publications.outcome import Outcome
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import SyncJobArgs
 from snaprepl.submit.sync import Syncer

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.scheduler_deployment import Deployment
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from snaprepl.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import snapshot_dag_id
 from tests.support.scheduler_deployment import DST, SRC, Deployment
 
 #: The Spark connection of type spark_connect one snapshot's DAG uses (the others spark-submit).

@@ -15,7 +15,7 @@ import pytest
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import snapshot_dag_id
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.databases import PG_ADMIN, RealDatabase
 from tests.support.unreachable import closed_port

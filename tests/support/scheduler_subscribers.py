@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from snaprepl.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id
 from tests.support.databases import RealDatabase
 from tests.support.scheduler_deployment import GONE, PASSWORD, SRC, SUB, SUB2, Deployment
 

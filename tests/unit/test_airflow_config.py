@@ -12,7 +12,7 @@ import pytest
 
 from snaprepl.airflow.provider_info import get_provider_info
 from snaprepl.catalog.migrate import _alembic_head_revision, head_revision
-from snaprepl.connection_uris import parse_connection_value
+from snaprepl.connections.uris import parse_connection_value
 
 URIS = [
     "postgresql://user:p%40ss%2Fw0rd@db.example.com:5433/the%20db?sslmode=verify-full&connect_timeout=10",
@@ -52,7 +52,7 @@ def test_options_read_without_airflow_are_airflows_own(tmp_path) -> None:
                ("snaprepl", "pool"), ("snaprepl", "lock_timeout_seconds"), ("secrets", "backend")]  # fmt: skip
     code = (
         "import json, sys\n"
-        "from snaprepl.airflow_config import airflow_option\n"
+        "from snaprepl.common.airflow_config import airflow_option\n"
         f"options = {options!r}\n"
         "plain = [airflow_option(s, k) for s, k in options]\n"
         "assert 'airflow' not in sys.modules\n"

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from snaprepl import api
-from snaprepl.arguments import parse_flag
+from snaprepl.api.script import Context, execute
+from snaprepl.common.arguments import parse_flag
 from snaprepl.errors import InvalidArgument
-from snaprepl.statements.executor import Context, execute
 from snaprepl.statements.parser import parse_script
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from snaprepl.connections import ConnectionInfo
+from snaprepl.connections.lookup import ConnectionInfo
 from snaprepl.dialects import Column, get_dialect
 from snaprepl.spark.io import PredicatePartitioning, RangePartitioning
 from snaprepl.spark.partitioning import key_ranges

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from snaprepl.connections import ConnectionInfo
+from snaprepl.connections.lookup import ConnectionInfo
 from snaprepl.errors import UnsupportedConnection
 
 

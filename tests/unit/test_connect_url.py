@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from snaprepl.connection_uris import parse_connection_value
-from snaprepl.connections import ConnectionInfo
+from snaprepl.connections.lookup import ConnectionInfo
+from snaprepl.connections.uris import parse_connection_value
 from snaprepl.errors import SnapreplError
 from snaprepl.spark.connect import spark_connect_url
 

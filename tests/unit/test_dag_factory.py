@@ -11,7 +11,7 @@ import pytest
 from snaprepl.airflow.dag_factory import build_dags, unbuildable_records
 from snaprepl.airflow.watchdog import WATCHDOG_DAG
 from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
-from snaprepl.dag_names import (
+from snaprepl.common.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,
@@ -252,7 +252,7 @@ def test_dag_id_collision_names_the_other_record() -> None:
     assert dag_id_collision(catalog, "main.orders@dst") is None  # itself
     assert dag_id_collision(catalog, "main.customers@dst") is None
     # Only a hash collision could make two names share an id: simulate one.
-    from snaprepl import dag_names as naming
+    from snaprepl.common import dag_names as naming
 
     original = naming.digest
     naming.digest = lambda text: "0" * 10

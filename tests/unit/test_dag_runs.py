@@ -13,7 +13,7 @@ from airflow.utils.types import DagRunType as CoreDagRunType
 from snaprepl.airflow.dag_factory import build_dags
 from snaprepl.airflow.listener import label_backfill_run
 from snaprepl.airflow.runs import BACKFILL_CONF_KEY, backfill_id, resolve_mode, runs_step
-from snaprepl.dag_names import RPLOG_PURGE_DAG
+from snaprepl.common.dag_names import RPLOG_PURGE_DAG
 from snaprepl.errors import InvalidArgument
 from snaprepl.settings import Settings
 from tests.support.dag_factory_fakes import FakeCatalog, log

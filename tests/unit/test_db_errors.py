@@ -5,9 +5,9 @@ from __future__ import annotations
 import psycopg2
 import sqlalchemy.exc as sa_exc
 
-from snaprepl.db_errors import connection_lost, is_connection_lost, is_unnamed_loss, lost_between, one_line
+from snaprepl.catalog.run_history import clean_error
+from snaprepl.database.errors import connection_lost, is_connection_lost, is_unnamed_loss, lost_between, one_line
 from snaprepl.errors import ConnectionLost, LockTimeout, ReplicationError, SnapreplError
-from snaprepl.run_history import clean_error
 
 
 def _wrapped(orig: Exception) -> sa_exc.DBAPIError:

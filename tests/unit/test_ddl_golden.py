@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from snaprepl.ddl import bidir_log_ddl, snapshot_log_ddl, snapshot_log_statements
+from snaprepl.cli.ddl import bidir_log_ddl, snapshot_log_ddl, snapshot_log_statements
 from snaprepl.dialects import DIALECTS
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

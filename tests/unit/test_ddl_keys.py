@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from snaprepl.ddl import snapshot_log_ddl
+from snaprepl.cli.ddl import snapshot_log_ddl
 from snaprepl.errors import InvalidArgument
 
 

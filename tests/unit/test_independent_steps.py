@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from snaprepl.bidir.state import Outcome
-from snaprepl.bidir.steps import run_steps
 from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
 from snaprepl.errors import DatabaseUnreachable, ReplicationError, SnapshotBusy
 from snaprepl.ops.staleness import detaches, stale_after, subscriber_is_stale
+from snaprepl.publications.outcome import Outcome
+from snaprepl.publications.steps import run_steps
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import SyncJobArgs
 from snaprepl.submit.sync import sync_arguments

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.lineage import endpoint
+from snaprepl.catalog.table_lineage import endpoint
 
 
 def test_connection_ids_pointing_at_one_database_are_one_place(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

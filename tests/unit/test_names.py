@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from snaprepl.common.table_names import Ident, ResolvedTable, shorten, underscored, validate_conn_id, with_suffix
 from snaprepl.dialects import get_dialect
 from snaprepl.errors import InvalidName
-from snaprepl.names import Ident, ResolvedTable, shorten, underscored, validate_conn_id, with_suffix
 
 
 def test_unquoted_names_fold_by_dialect_and_quoted_names_do_not() -> None:

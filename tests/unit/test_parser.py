@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from snaprepl.common.table_names import DEFAULT_CONN_ID, Ident, TableRef
 from snaprepl.errors import InvalidName, StatementSyntaxError
-from snaprepl.names import DEFAULT_CONN_ID, Ident, TableRef
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script, parse_table_ref
 

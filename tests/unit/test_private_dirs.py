@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.connections import ConnectionInfo
+from snaprepl.connections.lookup import ConnectionInfo
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
 
@@ -58,7 +58,7 @@ def _killed_submitter() -> None:
     """A submitter SIGKILLed after prepare(): its files stay behind."""
     code = (
         "import os, signal; from pathlib import Path; from snaprepl.submit.submission import prepare; "
-        "from snaprepl.settings import Settings; from snaprepl.connections import ConnectionInfo; "
+        "from snaprepl.settings import Settings; from snaprepl.connections.lookup import ConnectionInfo; "
         "prepare(job='refresh_snapshot', module_file=Path('x.py'), args=[], settings=Settings(), run_id='k', "
         "name='x', connections=[ConnectionInfo('c1', 'postgres', password='pw')]); os.kill(os.getpid(), signal.SIGKILL)"
     )

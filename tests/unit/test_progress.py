@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.progress import PROGRESS_FILE_ENV, Progress, bar_while, describe, render_bar
+from snaprepl.common.progress import PROGRESS_FILE_ENV, Progress, bar_while, describe, render_bar
 
 
 def test_a_progress_logs_each_step_and_keeps_the_latest_state_in_its_file(

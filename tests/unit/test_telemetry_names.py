@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from snaprepl.airflow.metrics import metric_suffix, tag_value
-from snaprepl.lineage import Place, openlineage_dataset
+from snaprepl.catalog.table_lineage import Place, openlineage_dataset
 
 
 def test_a_copy_is_one_segment_of_a_metric_name_and_a_valid_tag_value() -> None:

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from snaprepl.common.table_names import Ident
+from snaprepl.common.terminal import visible
 from snaprepl.errors import InvalidName
-from snaprepl.names import Ident
-from snaprepl.status_render import render_history, render_text
-from snaprepl.terminal import visible
+from snaprepl.reporting.render import render_history, render_text
 
 TITLE = "k\x1b]0;PWNED\x07\x1b[31m"
 RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # every control character but a newline

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from snaprepl import timeouts
+from snaprepl.common import timeouts
 from snaprepl.dialects import get_dialect
 from snaprepl.errors import InvalidArgument, LockTimeout
 from snaprepl.settings import Settings

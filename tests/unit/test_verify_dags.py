@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from snaprepl.airflow.dag_factory import build_dags
-from snaprepl.dag_names import snapshot_dag_id, verify_dag_id
+from snaprepl.common.dag_names import snapshot_dag_id, verify_dag_id
 from snaprepl.settings import Settings
 from tests.support.dag_factory_fakes import FakeCatalog, snapshot
 

@@ -10,7 +10,7 @@ import pytest
 
 from snaprepl.catalog.records import HistoryRecord
 from snaprepl.catalog.watchdog import Condition, Watched
-from snaprepl.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import snapshot_dag_id
 from snaprepl.ops import watchdog
 from snaprepl.settings import Settings
 from tests.support.dag_factory_fakes import NOW, FakeCatalog, snapshot

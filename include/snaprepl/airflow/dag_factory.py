@@ -35,7 +35,7 @@ from snaprepl.airflow.verify_operator import SnapshotVerifyOperator
 from snaprepl.airflow.watchdog import WATCHDOG_DAG, add_tasks, dag_args
 from snaprepl.catalog.records import COLLECTION_TYPE, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import (
+from snaprepl.common.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,

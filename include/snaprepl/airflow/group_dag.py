@@ -23,8 +23,8 @@ from snaprepl.catalog import backfills
 from snaprepl.catalog.records import GroupRecord
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import group_dag_id
-from snaprepl.names import Ident, TableRef
+from snaprepl.common.dag_names import group_dag_id
+from snaprepl.common.table_names import Ident, TableRef
 from snaprepl.settings import Settings
 from snaprepl.submit.refresh import submit_refresh
 

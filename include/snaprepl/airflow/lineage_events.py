@@ -1,5 +1,5 @@
 """OpenLineage facets of snaprepl's tasks: what a refresh read and wrote, named as OpenLineage names
-tables (:func:`snaprepl.lineage.openlineage_dataset`), with the rows it wrote.
+tables (:func:`snaprepl.catalog.table_lineage.openlineage_dataset`), with the rows it wrote.
 
 The OpenLineage provider asks the operator when the task completes
 (``get_openlineage_facets_on_complete``); with no ``[openlineage] transport`` configured it asks nothing.
@@ -20,8 +20,8 @@ from airflow.providers.openlineage.extractors import OperatorLineage
 from snaprepl.bidir.servers import server_conn
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
+from snaprepl.catalog.table_lineage import Place, openlineage_dataset, sources_of
 from snaprepl.errors import SnapreplError
-from snaprepl.lineage import Place, openlineage_dataset, sources_of
 from snaprepl.refresh.model import COMPLETE
 
 log = logging.getLogger(__name__)

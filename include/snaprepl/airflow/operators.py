@@ -21,12 +21,13 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleExcept
 
 from snaprepl.airflow.metrics import refresh_metrics, sync_metrics
 from snaprepl.airflow.runs import MODES, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode, runs_step
-from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.catalog import backfills
 from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.run_lock import LEASE, holder_is_dead, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapreplError, SnapshotBusy, SnapshotNotFound
+from snaprepl.publications.leases import step_lease
+from snaprepl.publications.notify import notify_conflicts
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.refresh.stale import drop_staging_tables
 from snaprepl.settings import Settings
@@ -288,7 +289,7 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         if backfill is not None and (done := backfills.done(catalog, backfill, target)) is not None:
             self.log.info("%s: nothing to do", done)
             return [{"backfill_id": backfill, "already_done": str(done), "by_run": done.run_id}]
-        lease = f"pull:{self.item}" if step == "pull" else f"push:{self.item}:{self.server}"
+        lease = step_lease(self.item, step, self.server)
         self._wait_if_busy(catalog, lease, f"publication {self.item} ({step} {self.server})", settings)
         outcomes = self._sync(context, catalog, step, settings)
         if backfill is not None:

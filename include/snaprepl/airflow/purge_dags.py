@@ -7,7 +7,7 @@ from airflow.sdk import DAG, task
 from snaprepl.airflow.dag_common import TAG, snaprepl_dag, timetable
 from snaprepl.catalog.records import LogRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, URPLOG_PURGE_DAG, safe_id
+from snaprepl.common.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, URPLOG_PURGE_DAG, safe_id
 from snaprepl.errors import SnapshotLogNotFound
 from snaprepl.ops.purge import purge_history, purge_urplogs
 from snaprepl.ops.snapshot_logs import purge_log

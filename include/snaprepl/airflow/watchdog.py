@@ -17,7 +17,7 @@ from airflow.sdk import DAG, task
 from airflow.sdk.observability.stats import Stats
 
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import ConnectionNotFound
 from snaprepl.ops.watchdog import CONDITIONS, check
 from snaprepl.settings import Settings

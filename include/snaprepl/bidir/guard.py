@@ -1,4 +1,4 @@
-"""The guards of a publication's logs at each sync step (see :mod:`snaprepl.log_guard`).
+"""The guards of a publication's logs at each sync step (see :mod:`snaprepl.catalog.log_guard`).
 
 A ``TRUNCATE``, or a trigger missing or disabled, on the publisher's table makes every replica differ
 from it unseen; on a subscriber's, that replica. Either way the replica needs a new initial load
@@ -9,8 +9,8 @@ changes still to pull), and no pull or push of it runs until then.
 from __future__ import annotations
 
 from snaprepl.bidir.state import PublicationState
+from snaprepl.catalog.log_guard import guard_publication_side
 from snaprepl.errors import ReplicationError
-from snaprepl.log_guard import guard_publication_side
 
 
 def guard_step(state: PublicationState, server: str) -> None:

@@ -12,20 +12,17 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from snaprepl import run_history
 from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.pull import pending_pull
 from snaprepl.bidir.push import pending_push
-from snaprepl.bidir.state import (
-    Outcome,
-    PublicationState,
-    loaded_servers,
-    record_step_succeeded,
-    record_sync_succeeded,
-)
+from snaprepl.bidir.state import PublicationState
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
+from snaprepl.publications.leases import step_lease
+from snaprepl.publications.outcome import Outcome
+from snaprepl.publications.steps import loaded_servers, record_step_succeeded, record_sync_succeeded
 
 #: What counts a step's pending changes, by step.
 _PENDING = {"pull": pending_pull, "push": pending_push}
@@ -44,7 +41,7 @@ def sync_if_idle(
     try:
         for step, name in steps:
             started, started_at = time.monotonic(), utcnow()
-            with RunLock(catalog, _lease(item, step, name), run_id, what=f"publication {item} ({step} {name})"):
+            with RunLock(catalog, step_lease(item, step, name), run_id, what=f"publication {item} ({step} {name})"):
                 guard_step(state, name)  # a bypassed trigger fails here, as in the job
                 if _PENDING[step](state, name):
                     return None
@@ -75,8 +72,3 @@ def _steps(catalog: Catalog, item: str, action: str, server: str | None) -> list
 def _detached(catalog: Catalog, item: str, server: str) -> bool:
     sub = catalog.subscription(server, item)
     return sub is not None and sub.ss_detached_at is not None
-
-
-def _lease(item: str, step: str, server: str) -> str:
-    """The lease the job's step holds (see :mod:`snaprepl.bidir.pull` and :mod:`snaprepl.bidir.push`)."""
-    return f"pull:{item}" if step == "pull" else f"push:{item}:{server}"

@@ -15,12 +15,14 @@ from snaprepl.bidir.guard import guard_init
 from snaprepl.bidir.init_loop import apply_in_loops
 from snaprepl.bidir.init_stage import CHUNK, InitCopy
 from snaprepl.bidir.sides import Side
-from snaprepl.bidir.state import Outcome, PublicationState
+from snaprepl.bidir.state import PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
-from snaprepl.db import Database, Session
+from snaprepl.common.progress import Progress
+from snaprepl.database.sessions import Database, Session
 from snaprepl.errors import ReplicationError
-from snaprepl.progress import Progress
+from snaprepl.publications.leases import push_lease
+from snaprepl.publications.outcome import Outcome
 from snaprepl.spark.tasks import reporting_tasks
 
 
@@ -38,7 +40,7 @@ def init(
     record = state.subscription(server)
     sub = state.subscriber(server)
     with RunLock(
-        state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
+        state.catalog, push_lease(state.item, server), state.run_id, what=f"{server}'s replica of {state.item}"
     ):
         bookmark = _bookmark(state, record, sub, server)
         # An empty replica (a first load, not a resumed or repeated one) only gets inserts: no row to

@@ -10,7 +10,7 @@ from typing import Any
 
 from snaprepl.bidir.sides import Side
 from snaprepl.catalog.run_lock import check_leases
-from snaprepl.progress import Progress
+from snaprepl.common.progress import Progress
 
 #: About how many rows one statement commits (in chunks of rows_per_commit): a killed or taken-over
 #: load commits at most this many more rows than its last lease check allowed.

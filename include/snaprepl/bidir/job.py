@@ -3,7 +3,7 @@ a publication of a collection runs :mod:`snaprepl.collections.job`, as ``submit/
 
 Actions: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one subscriber: the
 tasks of a publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded subscriber, in
-name order, then push to every one whose pull succeeded; see :mod:`snaprepl.bidir.steps`).
+name order, then push to every one whose pull succeeded; see :mod:`snaprepl.publications.steps`).
 """
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from snaprepl import run_history
 from snaprepl.bidir.guard import guard_step
 from snaprepl.bidir.lost import naming_losses
-from snaprepl.bidir.state import loaded_servers, record_step_succeeded
-from snaprepl.bidir.steps import detached_message, run_steps
 from snaprepl.bidir.sync import PublicationSync
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import CompleteRefreshRequired, ReplicationError
-from snaprepl.spark.entrypoint import JobRun
+from snaprepl.publications.job import sync_main
+from snaprepl.publications.steps import detached_message, failure_recorded, loaded_servers, run_steps, subscription_step
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -55,11 +54,8 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
 def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> Any:
     """``action(server)``, recorded in the history however it ends."""
     started = utcnow()
-    try:
+    with failure_recorded(catalog, item, kind, server, started):
         outcome = action(server)
-    except BaseException as err:
-        run_history.record_sync(catalog, item, kind, server, started, "failed", rh_error=run_history.clean_error(err))
-        raise
     rows_in = outcome.rows if kind == "init" else outcome.changes
     rows_out = outcome.rows if kind == "init" else outcome.applied
     run_history.record_sync(
@@ -83,14 +79,8 @@ def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) ->
             action = _failing(CompleteRefreshRequired(detached_message(sub)))
     if kind != "init":  # a reload checks its guards itself (bidir.guard.guard_init)
         action = _guarded(sync, action)
-    try:
-        outcome = _recorded(catalog, sync.item, kind, server, naming_losses(sync, kind, action))
-    except BaseException as err:
-        catalog.update_subscription(
-            server, sync.item, ss_last_status="failed", ss_last_error=run_history.clean_error(err)
-        )
-        raise
-    record_step_succeeded(catalog, sync.item, server)
+    recorded = lambda: _recorded(catalog, sync.item, kind, server, naming_losses(sync, kind, action))  # noqa: E731
+    outcome = subscription_step(catalog, sync.item, server, recorded)
     if kind == "init":
         catalog.update_subscription(server, sync.item, ss_detached_at=None)
     return outcome
@@ -115,15 +105,6 @@ def _failing(error: Exception) -> Callable[[str], Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return sync_main(run, argv)
-
-
-def sync_main(runner: Callable[[Any, SyncJobArgs, Any], list[Any]], argv: Sequence[str] | None) -> int:
-    """A sync job's process (tables here, collections in :mod:`snaprepl.collections.job`): its
-    arguments, ``runner``'s outcomes as the result, failures as :class:`ReplicationError`."""
-    args = SyncJobArgs.from_argv(argv)
-    with JobRun(f"snaprepl-sync-{args.action}", args.catalog_conn, failure=ReplicationError) as job:
-        job.result = {"outcomes": [o.to_dict() for o in runner(job.spark, args, job.open_catalog())]}
-    return job.exit_code
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Spark's JDBC reads and writes, and the initial load's COPY pipe, fail with a driver's or Java's error
 that does not say which server went away. As a refresh does (:mod:`snaprepl.refresh.runner`), the step
 then asks both ends whether they still answer, and names the one that does not; if both answer, the
-one the failed operation talked to (see :func:`snaprepl.db_errors.lost_between`).
+one the failed operation talked to (see :func:`snaprepl.database.errors.lost_between`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.state import PublicationState
-from snaprepl.connections import get_connection
-from snaprepl.db import Database
-from snaprepl.db_errors import is_unnamed_loss, lost_between
+from snaprepl.connections.lookup import get_connection
+from snaprepl.database.errors import is_unnamed_loss, lost_between
+from snaprepl.database.sessions import Database
 from snaprepl.errors import ConnectionLost, ReplicationError
 
 

@@ -25,12 +25,14 @@ from snaprepl.bidir.sides import (
     read_changes,
     row_of,
 )
-from snaprepl.bidir.state import Outcome, PublicationState
+from snaprepl.bidir.state import PublicationState
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
-from snaprepl.db import Session
+from snaprepl.common.progress import Progress
+from snaprepl.database.sessions import Session
 from snaprepl.dialects.base import BIDIR
-from snaprepl.progress import Progress
+from snaprepl.publications.leases import pull_lease
+from snaprepl.publications.outcome import Outcome
 
 
 def pull(state: PublicationState, server: str) -> Outcome:
@@ -39,7 +41,7 @@ def pull(state: PublicationState, server: str) -> Outcome:
     outcome = Outcome("pull", server)
     sub = state.subscriber(server)
     sync = sub.dialect.quote(BIDIR.sync_id)
-    with RunLock(state.catalog, f"pull:{state.item}", state.run_id, what=f"publication {state.item} (pull)"):
+    with RunLock(state.catalog, pull_lease(state.item), state.run_id, what=f"publication {state.item} (pull)"):
         with sub.db.session() as session:  # not the entries of a transaction still open: next time
             for statement in sub.dialect.claim_pending_sql(sub.rlog, sync):
                 session.execute(statement, {"run": state.run_id} if ":run" in statement else None)

@@ -21,7 +21,7 @@ from typing import Any
 from snaprepl.bidir.judge import ROWGUID
 from snaprepl.bidir.rows import insert_rows, norm_key
 from snaprepl.bidir.sides import GUID, OLD, OP, Side, key_of, row_of
-from snaprepl.db import Session
+from snaprepl.database.sessions import Session
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 

@@ -17,13 +17,15 @@ from snaprepl.bidir.sides import (
     count_changes,
     read_changes,
 )
-from snaprepl.bidir.state import Outcome, PublicationState
+from snaprepl.bidir.state import PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases
+from snaprepl.common.progress import Progress
 from snaprepl.dialects.base import BIDIR
 from snaprepl.dialects.watermarks import HighWater
 from snaprepl.errors import ReplicationError
-from snaprepl.progress import Progress
+from snaprepl.publications.leases import push_lease
+from snaprepl.publications.outcome import Outcome
 
 
 def push(state: PublicationState, server: str) -> Outcome:
@@ -34,7 +36,7 @@ def push(state: PublicationState, server: str) -> Outcome:
     sub = state.subscriber(server)
     publisher = state.publisher
     with RunLock(
-        state.catalog, f"push:{state.item}:{server}", state.run_id, what=f"{server}'s replica of {state.item}"
+        state.catalog, push_lease(state.item, server), state.run_id, what=f"{server}'s replica of {state.item}"
     ):
         high = publisher_high_water(state)
         where = push_window(state, record, high)

@@ -10,7 +10,7 @@ from typing import Any
 
 from snaprepl.bidir.rows import insert_rows
 from snaprepl.bidir.sides import Side, key_of, row_of
-from snaprepl.db import Session
+from snaprepl.database.sessions import Session
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 

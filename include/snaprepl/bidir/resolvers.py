@@ -34,7 +34,6 @@ class Decision(IntEnum):
     IGNORE = 4  # the change is dropped
 
 
-DECISIONS = {1: "subscriber wins", 2: "subscriber wins (changed)", 3: "publisher wins", 4: "ignored"}
 DEFAULT = {"I": Decision.PUBLISHER_WINS, "U": Decision.PUBLISHER_WINS, "D": Decision.IGNORE}
 GENERATED = ("min", "max", "ave", "pub_wins", "sub_wins")
 

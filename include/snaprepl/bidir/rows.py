@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.bidir.sides import Side
-from snaprepl.db import Session
+from snaprepl.database.sessions import Session
 
 
 def norm(value: Any) -> Any:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
+from snaprepl.catalog.lookup import executable_database
 from snaprepl.catalog.records import ServerRecord, utcnow
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.table_names import validate_conn_id
 from snaprepl.errors import InvalidArgument, InvalidName
-from snaprepl.lookup import executable_database
-from snaprepl.names import validate_conn_id
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127}$")
 

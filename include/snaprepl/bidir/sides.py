@@ -9,12 +9,12 @@ from functools import cached_property
 from typing import Any
 
 from snaprepl.catalog.records import LogRecord
-from snaprepl.connections import get_connection
-from snaprepl.db import Database
+from snaprepl.common.table_names import Ident
+from snaprepl.connections.lookup import get_connection
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import BIDIR
 from snaprepl.dialects.types import GenericType, render, to_generic
-from snaprepl.names import Ident
 from snaprepl.spark.io import SparkJdbc
 
 K = "SNAPREPL_K"

@@ -1,54 +1,18 @@
-"""What every sync step of a publication works with (:class:`PublicationState`) and reports (:class:`Outcome`)."""
+"""What every sync step of a publication of tables works with (:class:`PublicationState`; what it reports:
+:class:`snaprepl.publications.outcome.Outcome`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.servers import server_conn
 from snaprepl.bidir.sides import Side
-from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord, utcnow
+from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError
 from snaprepl.spark.session import session_of
-
-
-@dataclass
-class Outcome:
-    """What one sync step did."""
-
-    step: str
-    server: str
-    changes: int = 0
-    applied: int = 0
-    conflicts: int = 0
-    skipped: int = 0
-    rows: int = 0
-    duration_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    #: What the step did in its own words (a collection's: resources copied, deleted, ...), instead of rows.
-    summary: str = ""
-
-    def __str__(self) -> str:
-        if self.summary:
-            head = {"init": "init of", "pull": "pull from"}.get(self.step, "push to")
-            text = f"{head} {self.server}: {self.summary}"
-        elif self.step == "init":
-            text = f"init of {self.server}: {self.rows} rows copied"
-        elif self.step == "pull":
-            text = (
-                f"pull from {self.server}: {self.changes} changes, {self.applied} applied, {self.conflicts} conflicts"
-            )
-        else:
-            text = f"push to {self.server}: {self.changes} changes, {self.applied} applied"
-            if self.skipped:
-                text += f", {self.skipped} waiting for the subscriber's own changes to be pulled"
-        return f"{text} ({self.duration_s:.1f} s)" + "".join(f"; {n}" for n in self.notes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 class PublicationState:
@@ -114,18 +78,3 @@ class PublicationState:
 
     def dispose(self) -> None:
         self.publisher.db.dispose()
-
-
-def loaded_servers(catalog: Catalog, item: str) -> list[str]:
-    """The subscribers of ``item`` that have loaded it (a whole sync pulls from and pushes to them)."""
-    return [s.ss_server for s in catalog.subscriptions(item) if s.ss_init_state == "done"]
-
-
-def record_step_succeeded(catalog: Catalog, item: str, server: str) -> None:
-    """Record that a sync step of ``item`` with ``server`` succeeded."""
-    catalog.update_subscription(server, item, ss_last_status="succeeded", ss_last_error=None)
-
-
-def record_sync_succeeded(catalog: Catalog, item: str) -> None:
-    """Record that a sync job of ``item`` succeeded (its latest sync activity)."""
-    catalog.update_publication(item, sp_last_status="succeeded", sp_last_error=None, sp_last_sync_at=utcnow())

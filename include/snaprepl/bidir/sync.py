@@ -22,7 +22,8 @@ from __future__ import annotations
 from snaprepl.bidir.init import init
 from snaprepl.bidir.pull import pull
 from snaprepl.bidir.push import push
-from snaprepl.bidir.state import Outcome, PublicationState
+from snaprepl.bidir.state import PublicationState
+from snaprepl.publications.outcome import Outcome
 
 __all__ = ["Outcome", "PublicationSync"]
 

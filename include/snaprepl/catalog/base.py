@@ -15,8 +15,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, Program
 
 from snaprepl.catalog.migrate import current_revision, head_revision
 from snaprepl.catalog.records import R, Record
-from snaprepl.connections import ConnectionInfo
-from snaprepl.db_errors import is_connection_lost, reason
+from snaprepl.connections.lookup import ConnectionInfo
+from snaprepl.database.errors import is_connection_lost, reason
 from snaprepl.errors import CatalogConnectionLost, CatalogUnavailable, SnapreplError
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.engine import make_url
 
-from snaprepl.airflow_config import airflow_option
-from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.common.airflow_config import airflow_option
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import CatalogUnavailable, ConnectionNotFound
 from snaprepl.settings import Settings
 

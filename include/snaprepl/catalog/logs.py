@@ -41,7 +41,7 @@ class SnapshotLogs(CatalogDatabase):
             conn.execute(sa.update(m.SYS_SNAPSHOT_LOG).where(t.SNL_SOURCE == source_key).values(**values))
 
     def set_log_guard(self, source_key: str, guard: str | None) -> None:
-        """Record what the guards of the log's triggers saw last (JSON, see :mod:`snaprepl.log_guard`)."""
+        """Record what the guards of the log's triggers saw last (JSON, see :mod:`snaprepl.catalog.log_guard`)."""
         t = m.SYS_SNAPSHOT_LOG.c
         with self.begin() as conn:
             conn.execute(sa.update(m.SYS_SNAPSHOT_LOG).where(t.SNL_SOURCE == source_key).values(SNL_GUARD=guard))

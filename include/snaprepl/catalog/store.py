@@ -24,8 +24,8 @@ from snaprepl.catalog.publications import Publications
 from snaprepl.catalog.snapshots import Snapshots
 from snaprepl.catalog.update_replay import UpdateReplayLog
 from snaprepl.catalog.watchdog import Watchdog
-from snaprepl.connections import ConnectionInfo
-from snaprepl.db import create_engine
+from snaprepl.connections.lookup import ConnectionInfo
+from snaprepl.database.sessions import create_engine
 from snaprepl.settings import Settings
 
 

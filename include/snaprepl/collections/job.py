@@ -2,7 +2,7 @@
 runs them for tables: ``init`` (REPL_INIT_SNAPSHOT of one subscriber), ``pull`` and ``push`` (one
 subscriber: the tasks of the publication's DAG), ``sync`` (REPL_UPDATE_SNAPSHOT: pull every loaded
 subscriber, in name order, then push to every one whose pull succeeded: a failing subscriber stops
-no other, see :mod:`snaprepl.bidir.steps`).
+no other, see :mod:`snaprepl.publications.steps`).
 
 Each step holds the lease a table's step holds (``pull:<item>``, ``push:<item>:<server>``), so a step
 of the CLI and one of a DAG never run at once, and is recorded in the run history and the
@@ -20,10 +20,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from snaprepl import run_history
-from snaprepl.bidir.job import sync_main
-from snaprepl.bidir.state import Outcome, loaded_servers, record_step_succeeded
-from snaprepl.bidir.steps import run_steps
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
@@ -31,6 +28,10 @@ from snaprepl.collections.scan import scan
 from snaprepl.collections.stores import Store, parse_item
 from snaprepl.collections.sync import CollectionSync, Counts
 from snaprepl.errors import ReplicationError
+from snaprepl.publications.job import sync_main
+from snaprepl.publications.leases import pull_lease, step_lease
+from snaprepl.publications.outcome import Outcome
+from snaprepl.publications.steps import failure_recorded, loaded_servers, run_steps, subscription_step
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -79,7 +80,7 @@ def _scan_publisher(syncer: CollectionSync) -> None:
     """Scan the publisher under the pull lease: two scans at once (the loads of a backfill's parallel
     pushes) would both write its manifest."""
     what = f"publication {syncer.item} (scan of {syncer.pub.server})"
-    with RunLock(syncer.catalog, _lease(syncer.item, "pull", ""), syncer.run_id, what=what):
+    with RunLock(syncer.catalog, pull_lease(syncer.item), syncer.run_id, what=what):
         scan(syncer.catalog, syncer.item, syncer.pub, publisher=True)
 
 
@@ -111,26 +112,17 @@ def _push(syncer: CollectionSync, sub: Store) -> None:
 _ACTIONS: dict[str, Callable[[CollectionSync, Store], None]] = {"init": _init, "pull": _pull, "push": _push}
 
 
-def _lease(item: str, kind: str, server: str) -> str:
-    """The lease a table's step of the same kind holds (see :mod:`snaprepl.bidir.idle`)."""
-    return f"pull:{item}" if kind == "pull" else f"push:{item}:{server}"
-
-
 def _recorded(syncer: CollectionSync, kind: str, server: str) -> Outcome:
     """Step ``kind`` with ``server`` under its lease, recorded in the history however it ends."""
     started, clock = utcnow(), time.monotonic()
     syncer.counts = Counts()
-    try:
+    with failure_recorded(syncer.catalog, syncer.item, kind, server, started):
         sub = _store(syncer, server)
         what = f"publication {syncer.item} ({kind} {server})"
-        with RunLock(syncer.catalog, _lease(syncer.item, kind, server), syncer.run_id, what=what):
+        with RunLock(syncer.catalog, step_lease(syncer.item, kind, server), syncer.run_id, what=what):
             syncer.locks.load()  # the resources earlier steps left waiting on locks
             _ACTIONS[kind](syncer, sub)
             syncer.locks.sweep([syncer.pub, *syncer.subs])  # forget the waiting versions no longer wanted
-    except BaseException as err:
-        error = run_history.clean_error(err)
-        run_history.record_sync(syncer.catalog, syncer.item, kind, server, started, "failed", rh_error=error)
-        raise
     counts = syncer.counts
     outcome = outcome_of(kind, server, counts, time.monotonic() - clock)
     run_history.record_sync(
@@ -152,14 +144,7 @@ def outcome_of(kind: str, server: str, counts: Counts, seconds: float) -> Outcom
 
 
 def _step(syncer: CollectionSync, kind: str, server: str) -> Outcome:
-    try:
-        outcome = _recorded(syncer, kind, server)
-    except BaseException as err:
-        error = run_history.clean_error(err)
-        syncer.catalog.update_subscription(server, syncer.item, ss_last_status="failed", ss_last_error=error)
-        raise
-    record_step_succeeded(syncer.catalog, syncer.item, server)
-    return outcome
+    return subscription_step(syncer.catalog, syncer.item, server, lambda: _recorded(syncer, kind, server))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -27,8 +27,8 @@ from typing import Any, Protocol
 from snaprepl.catalog.manifests import ManifestEntry
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections.stores import Store
-from snaprepl.connections import ConnectionInfo
-from snaprepl.db import create_engine
+from snaprepl.connections.lookup import ConnectionInfo
+from snaprepl.database.sessions import create_engine
 from snaprepl.errors import CollectionError, ResourceLockedError, SnapreplError, error_class
 from snaprepl.spark.errors import root_cause
 from snaprepl.spark.session import session_of

@@ -17,7 +17,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import IO, Any
 
-from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import CollectionError, InvalidArgument, ResourceLockedError, UnsupportedConnection
 
 BACKUP = "_SYS_REPL_BACKUP"

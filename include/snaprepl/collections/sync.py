@@ -31,6 +31,7 @@ from snaprepl.collections.scan import scan
 from snaprepl.collections.spark_copy import RemoteCopies
 from snaprepl.collections.stores import Fingerprint, Store, same_body
 from snaprepl.errors import ResourceLockedError
+from snaprepl.publications.leases import pull_lease
 
 log = logging.getLogger("snaprepl.collections")
 
@@ -82,7 +83,7 @@ class CollectionSync:
     @contextmanager
     def _leased(self) -> Iterator[None]:
         """Hold the publication's lease (:class:`~snaprepl.errors.SnapshotBusy` when another run has it)."""
-        with RunLock(self.catalog, lease_name(self.item), self.run_id, what=f"publication {self.item}"):
+        with RunLock(self.catalog, pull_lease(self.item), self.run_id, what=f"publication {self.item}"):
             self.locks.load()  # as the previous run left them
             yield
 
@@ -293,12 +294,6 @@ class CollectionSync:
             fp = None
             self.counts.deleted += 1
         self._commit(sub, [_with(s, rel, p.rowguid, fp, p.rowguid)], (self.pub.server, sub.server, p.rowguid))
-
-
-def lease_name(item: str) -> str:
-    """The lease a collection sync or init holds: the publication's pull lease (``snaprepl status``
-    reports its holder as the publication's running sync)."""
-    return f"pull:{item}"
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy.engine import URL
 
+from snaprepl.common.table_names import Ident, ResolvedTable, shorten, underscored, with_suffix
 from snaprepl.dialects import types as type_mapping
 from snaprepl.dialects.capabilities import Capabilities
 from snaprepl.dialects.connect import DriverOptions, checked_database, checked_host
@@ -34,7 +35,6 @@ from snaprepl.dialects.model import (
     TableInfo,
 )
 from snaprepl.errors import InvalidName, UnsupportedConnection
-from snaprepl.names import Ident, ResolvedTable, shorten, underscored, with_suffix
 
 if TYPE_CHECKING:
     from collections.abc import Callable

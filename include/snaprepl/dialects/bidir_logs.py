@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects.model import BIDIR, DELETE_MARK, DdlStep, LogColumns, LogObjects, TableInfo
 from snaprepl.errors import UnsupportedConnection
-from snaprepl.names import ResolvedTable
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ here what it adds to a log when it is created (:meth:`LogGuards.guard_steps`), w
 (:meth:`LogGuards.guard_state`), and what one query at each refresh and sync step finds
 (:meth:`LogGuards.guard_check`): problems that last until someone fixes them (a trigger missing or
 disabled) and events that happened since the last check (a ``TRUNCATE``, a trigger recreated). The
-catalog side (who needs a complete refresh or a new initial load) is :mod:`snaprepl.log_guard`.
+catalog side (who needs a complete refresh or a new initial load) is :mod:`snaprepl.catalog.log_guard`.
 
 Each dialect's guard lives in its own module: :mod:`snaprepl.dialects.postgres_guards`, and below for
 MariaDB/MySQL and SQLite.
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects.model import DdlStep, LogObjects, SqlSession, TableInfo
-from snaprepl.names import ResolvedTable
 
 
 @dataclass(frozen=True)

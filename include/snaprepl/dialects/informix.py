@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from snaprepl.common.table_names import ResolvedTable, with_suffix
 from snaprepl.dialects.base import DdlStep, Dialect, LogObjects, TableInfo
-from snaprepl.names import ResolvedTable, with_suffix
 
 ROWGUID_SEQUENCE = "opl_seq_rowguid"
 

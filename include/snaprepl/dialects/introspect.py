@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from snaprepl.common.table_names import Ident, ResolvedTable
 from snaprepl.dialects.model import Column, SqlSession, TableInfo
 from snaprepl.errors import TableNotFound
-from snaprepl.names import Ident, ResolvedTable
 
 
 class Introspection:

@@ -8,14 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from snaprepl.names import ResolvedTable
+from snaprepl.common.table_names import ResolvedTable
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL
 
 
 class ConnectionFields(Protocol):
-    """The connection fields a dialect reads, read-only (see :class:`snaprepl.connections.ConnectionInfo`)."""
+    """The connection fields a dialect reads, read-only (see :class:`snaprepl.connections.lookup.ConnectionInfo`)."""
 
     @property
     def conn_id(self) -> str: ...
@@ -73,7 +73,7 @@ class BulkPipe(Protocol):
 
 
 class SqlSession(Protocol):
-    """What a dialect needs from an open database session (see :mod:`snaprepl.db`)."""
+    """What a dialect needs from an open database session (see :mod:`snaprepl.database.sessions`)."""
 
     def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]: ...
 

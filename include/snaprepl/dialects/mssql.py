@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from snaprepl.common.table_names import ResolvedTable, with_suffix
 from snaprepl.dialects.base import DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
 from snaprepl.dialects.bidir_logs import MergeShape, MergeTriggers
-from snaprepl.names import ResolvedTable, with_suffix
 
 
 class MsSqlDialect(Dialect):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -26,7 +27,6 @@ from snaprepl.dialects.replace import MySqlRowReplacement
 from snaprepl.dialects.schema_tables import MySqlSchemaTables
 from snaprepl.dialects.watermarks import MySqlWatermarks
 from snaprepl.errors import InvalidName
-from snaprepl.names import ResolvedTable
 
 
 class MySqlDialect(

@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from snaprepl.common.table_names import with_suffix
 from snaprepl.dialects.cascades import CascadeLogging, CascadePlan, CascadeTrigger, CascadeUnsupported
 from snaprepl.dialects.model import DdlStep, LogColumns, LogObjects, SqlSession, TableInfo
-from snaprepl.names import with_suffix
 
 _ACTING = ("CASCADE", "SET NULL", "SET DEFAULT")
 DELETE, UPDATE = "D", "U"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from snaprepl.common.table_names import ResolvedTable, with_suffix
 from snaprepl.dialects.base import BIDIR, DELETE_MARK, DdlStep, Dialect, LogObjects, TableInfo
-from snaprepl.names import ResolvedTable, with_suffix
 
 UTC_FUNCTION = "OPL_GETUTCDATE"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from snaprepl.common.table_names import ResolvedTable, underscored, with_suffix
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -27,7 +28,6 @@ from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.dialects.watermarks import XID_COLUMN, PostgresWatermarks
-from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 
 class PostgresDialect(

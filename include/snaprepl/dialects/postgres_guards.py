@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from snaprepl.common.table_names import ResolvedTable, underscored, with_suffix
 from snaprepl.dialects.guards import GuardFindings, LogGuards, missing_triggers
 from snaprepl.dialects.model import DdlStep, LogObjects, SqlSession, TableInfo
-from snaprepl.names import ResolvedTable, underscored, with_suffix
 
 GUARD_TABLE = "rlog_snaprepl_guard"
 TRUNCATE_FUNCTION = "snaprepl_guard_truncate"

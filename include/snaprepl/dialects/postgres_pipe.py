@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from snaprepl import timeouts
+from snaprepl.common import timeouts
 from snaprepl.dialects.model import BulkConnection, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import URL
 
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
@@ -28,7 +29,6 @@ from snaprepl.dialects.guards import SqliteGuards
 from snaprepl.dialects.replace import SqliteRowReplacement
 from snaprepl.dialects.schema_tables import SqliteSchemaTables
 from snaprepl.dialects.watermarks import SqliteWatermarks
-from snaprepl.names import ResolvedTable
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -275,7 +275,7 @@ class MySqlWatermarks(Watermarks):
 
 class SqliteWatermarks(Watermarks):
     def high_water(self, session: SqlSession) -> HighWater:
-        # snaprepl's SQLite sessions begin with BEGIN IMMEDIATE (see snaprepl.db): this one holds the
+        # snaprepl's SQLite sessions begin with BEGIN IMMEDIATE (see snaprepl.database.sessions): this one holds the
         # write lock, so no write transaction is open and every later entry is stamped after now.
         clock = self.now_utc(session)
         return HighWater(clock=clock, cap=clock)

@@ -21,7 +21,7 @@ from snaprepl.catalog.records import (
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections import resolve
 from snaprepl.collections.stores import WEBDAV_TYPES, Store, ensure_collection, parse_item, replication_name
-from snaprepl.connections import get_connection
+from snaprepl.connections.lookup import get_connection
 from snaprepl.errors import ConnectionNotFound, InvalidArgument, SnapshotExists, SnapshotNotFound
 
 

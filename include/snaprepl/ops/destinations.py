@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from snaprepl.catalog.lookup import executable_database
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
+from snaprepl.catalog.table_lineage import Place, refuse_own_source
+from snaprepl.common.table_names import Ident, ResolvedTable, TableRef
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column, Dialect, TableInfo
 from snaprepl.errors import InvalidArgument
-from snaprepl.lineage import Place, refuse_own_source
-from snaprepl.lookup import executable_database
-from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.ops.snapshot_guards import check_existing_destination
 
 RESERVED_PREFIX = "SNAPREPL_"

@@ -7,11 +7,11 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
+from snaprepl.catalog.lookup import executable_database
 from snaprepl.catalog.records import GroupRecord
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.table_names import Ident, TableRef
 from snaprepl.errors import SnapreplError
-from snaprepl.lookup import executable_database
-from snaprepl.names import Ident, TableRef
 from snaprepl.ops.snapshot_guards import OWN_TABLE_PREFIXES
 from snaprepl.ops.snapshot_logs import create_snapshot_log
 from snaprepl.ops.snapshots import Refresher, create_incremental_snapshot

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from snaprepl.catalog.records import GroupRecord
+from snaprepl.catalog.run_history import clean_error
 from snaprepl.catalog.store import Catalog
-from snaprepl.names import TableRef
+from snaprepl.common.table_names import TableRef
 from snaprepl.ops.group_members import EXCLUDED, add_member, dependency_order, excluded, source_layout
 from snaprepl.ops.groups import find_group
 from snaprepl.ops.snapshots import Refresher, request_settings
 from snaprepl.refresh.group import refresh_group
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.run_history import clean_error
 from snaprepl.settings import Settings
 from snaprepl.submit.refresh import submit_refresh
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import group_dag_id
+from snaprepl.common.dag_names import group_dag_id
 
 
 def group_entries(catalog: Catalog, now: datetime | None = None) -> list[dict[str, Any]]:

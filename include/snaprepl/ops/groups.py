@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from snaprepl.catalog.lookup import executable_database, find_snapshot
 from snaprepl.catalog.records import GroupRecord, utcnow
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.schedules import validate_schedule
+from snaprepl.common.table_names import Ident, TableRef
 from snaprepl.errors import InvalidArgument, SnapshotGroupExists, SnapshotGroupNotFound
-from snaprepl.lookup import executable_database, find_snapshot
-from snaprepl.names import Ident, TableRef
 from snaprepl.ops.group_members import (
     EXCLUDED,
     add_member,
@@ -28,7 +29,6 @@ from snaprepl.ops.group_members import (
 from snaprepl.ops.snapshots import Refresher, request_settings
 from snaprepl.refresh.group import refresh_group
 from snaprepl.refresh.model import INCREMENTAL, RefreshRequest
-from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 from snaprepl.submit.refresh import submit_refresh
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Dialect, LogObjects, TableInfo
 from snaprepl.dialects.base import SqlSession
 from snaprepl.dialects.cascades import CascadePlan, CascadeUnsupported

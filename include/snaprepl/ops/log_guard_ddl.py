@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import DdlStep, LogObjects, TableInfo
 
 

@@ -7,9 +7,11 @@ from dataclasses import dataclass, replace
 
 from snaprepl.bidir import resolvers as R
 from snaprepl.bidir.servers import register_server, server_conn
+from snaprepl.catalog.lookup import dialect_of, executable_database
 from snaprepl.catalog.records import LogRecord, PublicationRecord, ResolverRecord, SubscriptionRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
+from snaprepl.common.table_names import Ident, ResolvedTable, TableRef
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column, DdlStep, LogObjects, TableInfo
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import (
@@ -20,8 +22,6 @@ from snaprepl.errors import (
     SnapshotLogExists,
     SnapshotNotFound,
 )
-from snaprepl.lookup import dialect_of, executable_database
-from snaprepl.names import Ident, ResolvedTable, TableRef
 from snaprepl.ops.log_cascades import refuse_cascaded_publication
 from snaprepl.ops.log_guard_ddl import guard_record, with_guards
 from snaprepl.ops.snapshot_logs import run_ddl

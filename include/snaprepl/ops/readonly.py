@@ -10,7 +10,7 @@ functions are checked against an allow-list when it is parsed (:mod:`snaprepl.di
 
 from __future__ import annotations
 
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.errors import InvalidCondition, SnapreplError
 
 READ_ONLY_HINT = (

@@ -17,11 +17,11 @@ from contextlib import contextmanager
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
+from snaprepl.catalog.table_lineage import Place, readers_of
+from snaprepl.common.table_names import ResolvedTable
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import TableInfo
 from snaprepl.errors import CompleteRefreshRequired, InvalidArgument, SnapshotBusy, SnapshotLogInUse
-from snaprepl.lineage import Place, readers_of
-from snaprepl.names import ResolvedTable
 
 EXISTING_CLAUSE = "USING EXISTING TABLE"
 

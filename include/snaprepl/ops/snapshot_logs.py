@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from snaprepl.catalog.lookup import executable_database, find_log
 from snaprepl.catalog.records import LogRecord, SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
+from snaprepl.common.table_names import ResolvedTable, TableRef
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import DdlStep, Dialect, LogObjects, TableInfo
 from snaprepl.dialects.cascades import CascadePlan
 from snaprepl.errors import (
@@ -20,8 +22,6 @@ from snaprepl.errors import (
     SnapshotLogExists,
     SnapshotLogInUse,
 )
-from snaprepl.lookup import executable_database, find_log
-from snaprepl.names import ResolvedTable, TableRef
 from snaprepl.ops.log_cascades import drop_cascades, plan_cascades
 from snaprepl.ops.log_guard_ddl import guard_record, with_guards
 from snaprepl.ops.purge import publisher_log_cutoff

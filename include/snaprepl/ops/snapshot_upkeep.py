@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from snaprepl.catalog.lookup import executable_database, find_snapshot
 from snaprepl.catalog.store import Catalog
-from snaprepl.lookup import executable_database, find_snapshot
-from snaprepl.names import ResolvedTable, TableRef
+from snaprepl.common.schedules import validate_schedule
+from snaprepl.common.table_names import ResolvedTable, TableRef
 from snaprepl.ops.destinations import drop_table
 from snaprepl.ops.snapshot_guards import check_drop_with_delete, holding_run_lease
 from snaprepl.refresh.stale import drop_stale_staging
-from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 
 

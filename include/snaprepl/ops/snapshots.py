@@ -12,10 +12,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from snaprepl.catalog.lookup import dialect_of, executable_database, find_log, find_snapshot
 from snaprepl.catalog.records import LogRecord, SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import dag_id_collision
-from snaprepl.db import Database
+from snaprepl.catalog.table_lineage import Place, query_places
+from snaprepl.common.dag_names import dag_id_collision
+from snaprepl.common.schedules import validate_schedule
+from snaprepl.common.table_names import Ident, TableRef
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column, Dialect, TableInfo
 from snaprepl.dialects.base import SqlSession
 from snaprepl.errors import (
@@ -26,13 +30,12 @@ from snaprepl.errors import (
     SnapshotLogNotFound,
     TableNotFound,
 )
-from snaprepl.lineage import Place, query_places
-from snaprepl.lookup import dialect_of, executable_database, find_log, find_snapshot
-from snaprepl.names import Ident, TableRef
 from snaprepl.ops.destinations import Destination, destination, drop_table, mapped_columns
 from snaprepl.ops.readonly import first_line, probe_query
 from snaprepl.ops.snapshot_guards import refuse_stale_incremental
-from snaprepl.queries import (
+from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.settings import Settings
+from snaprepl.sql.snapshot_queries import (
     SourceQuery,
     parse_column_list,
     parse_snapshot_query,
@@ -40,9 +43,6 @@ from snaprepl.queries import (
     single_table,
     validate_condition,
 )
-from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.schedules import validate_schedule
-from snaprepl.settings import Settings
 from snaprepl.submit.refresh import submit_refresh
 
 #: Runs a refresh and returns its outcome (spark-submit by default; tests may run Spark in-process).

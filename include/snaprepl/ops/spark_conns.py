@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from snaprepl.catalog.lookup import find_snapshot
 from snaprepl.catalog.store import Catalog
-from snaprepl.lookup import find_snapshot
-from snaprepl.names import TableRef
+from snaprepl.common.table_names import TableRef
 from snaprepl.ops.publications import find_publication
 from snaprepl.submit.submission import check_spark_connection
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from snaprepl.catalog.lookup import find_snapshot
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.schedules import validate_schedule
+from snaprepl.common.table_names import TableRef
 from snaprepl.errors import InvalidArgument, SnapshotNotFound
-from snaprepl.lookup import find_snapshot
-from snaprepl.names import TableRef
-from snaprepl.schedules import validate_schedule
 from snaprepl.settings import Settings
 from snaprepl.submit.verify import submit_verify
 from snaprepl.verify.model import VerifyOutcome, VerifyRequest

@@ -17,12 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from snaprepl.bidir.notify import notify_alerts
 from snaprepl.catalog.records import HistoryRecord, LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.catalog.watchdog import Condition
-from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
-from snaprepl.db import Database
+from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.database.sessions import Database
 from snaprepl.ops.staleness import (
     snapshot_is_stale,
     snapshot_last_success,
@@ -30,6 +29,7 @@ from snaprepl.ops.staleness import (
     subscriber_is_stale,
     subscriber_last_success,
 )
+from snaprepl.publications.notify import notify_alerts
 from snaprepl.settings import Settings
 
 log = logging.getLogger("snaprepl.watchdog")

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+from snaprepl.catalog.log_guard import guard_snapshot_log
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
+from snaprepl.catalog.table_lineage import sources_of
+from snaprepl.database.sessions import Database
 from snaprepl.errors import TableNotFound
-from snaprepl.lineage import sources_of
-from snaprepl.log_guard import guard_snapshot_log
 from snaprepl.refresh.cascade_check import check_cascades
 
 
 def check_sources(catalog: Catalog, snapshot: SnapshotRecord) -> SnapshotRecord:
     """Refuse to refresh a snapshot one of whose source tables is gone (a refresh would report
     success having read nothing); check its log's triggers in the same session
-    (:mod:`snaprepl.log_guard`). Returns the snapshot as the catalog now has it (a bypass of the
+    (:mod:`snaprepl.catalog.log_guard`). Returns the snapshot as the catalog now has it (a bypass of the
     log's triggers found now marks it as needing a complete refresh).
 
     :raises TableNotFound: naming the missing table, the snapshot, and its still registered log.

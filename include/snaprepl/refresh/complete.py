@@ -27,11 +27,11 @@ from typing import Any
 from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.run_lock import check_leases
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.progress import Progress
 from snaprepl.dialects import Column
 from snaprepl.dialects.base import SqlSession
 from snaprepl.dialects.model import BulkPipe
 from snaprepl.errors import RefreshFailed
-from snaprepl.progress import Progress
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import COMPLETE, COPIED_BY_PIPE, COPIED_BY_SPARK, RefreshOutcome, RefreshRequest
 from snaprepl.refresh.window import copy_mark

@@ -7,12 +7,12 @@ import logging
 from dataclasses import dataclass
 
 from snaprepl.catalog.records import SnapshotRecord
-from snaprepl.connections import get_connection
-from snaprepl.db import Database
-from snaprepl.db_errors import lost_between, one_line
+from snaprepl.common.table_names import Ident
+from snaprepl.connections.lookup import get_connection
+from snaprepl.database.errors import lost_between, one_line
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import TableInfo
 from snaprepl.errors import ConnectionLost, TableNotFound
-from snaprepl.names import Ident
 from snaprepl.spark.io import SparkJdbc
 
 log = logging.getLogger(__name__)

@@ -28,17 +28,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from snaprepl import run_history
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
-from snaprepl.db_errors import one_line
+from snaprepl.common.table_names import Ident
+from snaprepl.database.errors import one_line
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.model import SqlSession
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import RefreshFailed, SnapreplError, SnapshotNotFound
-from snaprepl.names import Ident
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.idle import record_succeeded

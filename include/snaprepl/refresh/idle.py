@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 from datetime import datetime
 
-from snaprepl import run_history
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog

@@ -21,10 +21,10 @@ from typing import Any
 
 from snaprepl.catalog.run_lock import check_leases
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.progress import Progress
+from snaprepl.common.table_names import Ident
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
-from snaprepl.names import Ident
-from snaprepl.progress import Progress
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest

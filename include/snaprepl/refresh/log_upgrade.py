@@ -13,8 +13,8 @@ import logging
 
 from snaprepl.catalog.records import LogRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
-from snaprepl.names import Ident
+from snaprepl.common.table_names import Ident
+from snaprepl.database.sessions import Database
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ import dataclasses
 import time
 from typing import Any
 
-from snaprepl import run_history
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.db_errors import is_unnamed_loss
+from snaprepl.database.errors import is_unnamed_loss
 from snaprepl.errors import (
     CompleteRefreshRequired,
     RefreshFailed,

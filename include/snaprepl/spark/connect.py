@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlparse, urlunparse
 
-from snaprepl.connections import ConnectionInfo, get_connection, handed
+from snaprepl.connections.lookup import ConnectionInfo, get_connection, handed
 from snaprepl.errors import ConnectServerDown, SnapreplError
 from snaprepl.spark.entrypoint import RESULT_SINK
 from snaprepl.spark.session import SPARK_CONF, remote
@@ -59,7 +59,7 @@ def connection_url(conn_id: str) -> str:
     provider's ``SparkConnectHook.get_connection_url`` builds it: host, port, ``user_id`` (the login),
     ``token`` (the password), ``use_ssl`` (an extra).
 
-    Built here from :func:`~snaprepl.connections.get_connection`, which reads a connection of the
+    Built here from :func:`~snaprepl.connections.lookup.get_connection`, which reads a connection of the
     environment without importing Airflow (the hook would, a second or more of every command).
     """
     return spark_connect_url(get_connection(conn_id))

@@ -15,13 +15,13 @@ from types import TracebackType
 from typing import Any
 
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import get_connection
+from snaprepl.common.progress import configure_job_logging
+from snaprepl.common.terminal import visible
+from snaprepl.connections.lookup import get_connection
 from snaprepl.errors import SnapreplError
-from snaprepl.progress import configure_job_logging
 from snaprepl.spark.errors import root_cause
 from snaprepl.spark.lifeline import attach
 from snaprepl.spark.session import LazySession
-from snaprepl.terminal import visible
 
 RESULT_FILE_ENV = "SNAPREPL_RESULT_FILE"
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.connections import ConnectionInfo
+from snaprepl.connections.lookup import ConnectionInfo
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import to_generic
 from snaprepl.spark.types import spark_type_of

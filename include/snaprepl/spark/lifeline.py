@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from snaprepl import connections
+from snaprepl.connections import lookup as connections
 
 #: Environment variable naming the submitting process as ``<host>:<pid>:<start time>``.
 SUBMITTER_ENV = "SNAPREPL_SUBMITTER"

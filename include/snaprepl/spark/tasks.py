@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from snaprepl.progress import ticking
+from snaprepl.common.progress import ticking
 
 
 def tasks_done(spark: Any) -> tuple[int, int]:

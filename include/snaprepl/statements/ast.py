@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.names import Ident, TableRef
+from snaprepl.common.table_names import Ident, TableRef
 
 
 class Statement:

@@ -17,9 +17,9 @@ from lark import (
     UnexpectedToken,
 )
 
-from snaprepl.arguments import describe
+from snaprepl.common.arguments import describe
+from snaprepl.common.table_names import DEFAULT_CONN_ID, Ident, TableRef
 from snaprepl.errors import InvalidArgument, SnapreplError, StatementSyntaxError
-from snaprepl.names import DEFAULT_CONN_ID, Ident, TableRef
 from snaprepl.statements import ast
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")

@@ -2,7 +2,7 @@
 
 A run that failed, or that ended with its copy lagging more than ``[snaprepl] lag_alert_minutes``
 (0: no lag alerts), is sent to the notifier conflicts go to (``conflict_notifier``, see
-:mod:`snaprepl.bidir.notify`). The facts come from the history the job recorded; a job that died
+:mod:`snaprepl.publications.notify`). The facts come from the history the job recorded; a job that died
 before recording is reported from the error its submitter saw. A run that only found its copy busy
 with another run is no failure. Alerting never hides the run's own outcome: a notifier that fails
 is logged. A source transaction open over ``long_transaction_warn_minutes`` is reported once
@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from snaprepl.bidir.notify import notify_alerts
 from snaprepl.catalog.records import HistoryRecord, utcnow
+from snaprepl.catalog.run_history import clean_error
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapshotBusy
-from snaprepl.run_history import clean_error
+from snaprepl.publications.notify import notify_alerts
 from snaprepl.settings import Settings
 from snaprepl.submit.long_transactions import long_transaction_alerts
 

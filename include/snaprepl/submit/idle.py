@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 
 from snaprepl.bidir.idle import sync_if_idle
-from snaprepl.bidir.state import Outcome
 from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.timeouts import capped
+from snaprepl.publications.outcome import Outcome
 from snaprepl.refresh.idle import refresh_if_idle
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
-from snaprepl.timeouts import capped
 
 log = logging.getLogger(__name__)
 

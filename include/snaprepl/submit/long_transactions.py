@@ -12,7 +12,7 @@ from datetime import datetime
 
 from snaprepl.catalog.records import LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.settings import Settings
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from snaprepl.catalog.location import catalog_connection
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import SnapreplError
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings

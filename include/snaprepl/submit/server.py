@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from snaprepl.common.jars import jdbc_jars
 from snaprepl.errors import SnapreplError
-from snaprepl.jars import jdbc_jars
 from snaprepl.spark import lifeline
 from snaprepl.spark.connect import state_dir
 from snaprepl.spark.session import SPARK_CONF

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from snaprepl import timeouts
-from snaprepl.airflow_config import load_airflow_configuration
-from snaprepl.connections import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
+from snaprepl.common import timeouts
+from snaprepl.common.airflow_config import load_airflow_configuration
+from snaprepl.common.jars import jdbc_jars
+from snaprepl.common.progress import PROGRESS_FILE, PROGRESS_FILE_ENV, bar_while
+from snaprepl.connections.lookup import CONNECTIONS_FILE_ENV, ConnectionInfo, get_connection, write_connections_file
 from snaprepl.errors import ConnectionNotFound, ConnectServerDown, RefreshFailed, SnapreplError, error_class
-from snaprepl.jars import jdbc_jars
-from snaprepl.progress import PROGRESS_FILE, PROGRESS_FILE_ENV, bar_while
 from snaprepl.settings import Settings
 from snaprepl.spark import connect, lifeline, rundir
 from snaprepl.spark.entrypoint import RESULT_FILE_ENV
@@ -374,7 +374,7 @@ def run_submission(submission: Submission) -> dict[str, Any]:
     server); return the job's result.
 
     The hook logs the job's output at INFO (Airflow's logging level decides whether it shows). On a
-    terminal, a progress bar of the job's step is drawn from its progress file (:mod:`snaprepl.progress`).
+    terminal, a progress bar of the job's step is drawn from its progress file (:mod:`snaprepl.common.progress`).
 
     :raises SnapreplError: the job's own error, or why it gave none.
     """

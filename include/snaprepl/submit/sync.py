@@ -7,11 +7,11 @@ import uuid
 from collections.abc import Callable
 
 from snaprepl.bidir.servers import server_conn
-from snaprepl.bidir.sync import Outcome
 from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import ConnectionInfo, get_connection
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import ReplicationError
+from snaprepl.publications.outcome import Outcome
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import DEFAULT_ROWS_PER_COMMIT, SyncJobArgs
 from snaprepl.submit.alerts import alerting

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from snaprepl.bidir.servers import server_conn
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import get_connection
+from snaprepl.connections.lookup import get_connection
 from snaprepl.errors import SnapshotNotFound
 from snaprepl.settings import Settings
 from snaprepl.spark.job_args import VerifyJobArgs

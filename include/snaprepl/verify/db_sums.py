@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.dialects.types import to_generic
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.verify.sides import Sides

@@ -12,9 +12,9 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from snaprepl.catalog.run_lock import check_leases
+from snaprepl.common.progress import Progress
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
-from snaprepl.progress import Progress
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.sql.change_queries import BATCH, OP, ROWGUID, SNAPTIME, staged_batches_sql, staging_index_sql

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from snaprepl import run_history
+from snaprepl.catalog import run_history
 from snaprepl.catalog.records import HistoryRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapreplError, SnapshotNotFound, VerifyFailed
+from snaprepl.publications.leases import push_lease
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.spark.errors import root_cause
@@ -58,7 +59,7 @@ def _checked(
     name, server = copy
     kind = REPAIR if request.repair else VERIFY
     started_at = utcnow()
-    lease = snapshot_lock_name(name) if server is None else f"push:{name}:{server}"
+    lease = snapshot_lock_name(name) if server is None else push_lease(name, server)
     what = f"snapshot {name}" if server is None else f"{server}'s replica of {name}"
     with RunLock(catalog, lease, request.run_id, what=what):
         try:

@@ -29,7 +29,7 @@ from snaprepl.catalog import lease_log
 from snaprepl.catalog import models as m
 from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
-from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
 from tests.support.airflow_uses import (
     CATALOG_PASSWORD,
     DST,

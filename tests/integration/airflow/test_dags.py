@@ -17,7 +17,7 @@ from snaprepl import api, run_script
 from snaprepl.airflow.operators import SnapshotRefreshOperator, resolve_mode
 from snaprepl.airflow.purge_dags import log_purge_task_id
 from snaprepl.catalog.store import reset_open_catalog
-from snaprepl.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
+from snaprepl.common.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, snapshot_dag_id
 
 pytestmark = pytest.mark.airflow
 
@@ -161,8 +161,8 @@ def test_an_idle_scheduled_refresh_task_starts_no_spark_submit(snapshots, catalo
 def test_a_name_whose_dag_id_another_snapshot_has_is_refused_at_creation(
     snapshots, pg_db, sqlite_db, catalog, settings, refresher, monkeypatch
 ) -> None:
-    from snaprepl import dag_names as naming
     from snaprepl.catalog.records import SnapshotRecord, utcnow
+    from snaprepl.common import dag_names as naming
     from snaprepl.errors import SnapshotExists
 
     monkeypatch.setattr(naming, "digest", lambda text: "0" * 10)  # a hash collision, made to happen

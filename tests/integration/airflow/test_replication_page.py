@@ -36,7 +36,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import HistoryRecord, SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
 from tests.support.airflow_cluster import REPO, AirflowCluster
 from tests.support.browser import chromium
 from tests.support.databases import PG_ADMIN, RealDatabase

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from snaprepl.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id
 from snaprepl.submit.submission import private_dir
 from tests.support.databases import RealDatabase
 from tests.support.scheduler_collections import (

@@ -32,7 +32,7 @@ def bidir_pub() -> Iterator[RealDatabase]:
     database = RealDatabase("postgres", "bd_pub", name)
     database.run("CREATE SCHEMA demo")
     yield database
-    from snaprepl.db import forget_databases
+    from snaprepl.database.sessions import forget_databases
 
     forget_databases()
     with pg_admin_connect() as conn:
@@ -48,7 +48,7 @@ def bidir_my() -> Iterator[RealDatabase]:
         f"mysql://{MYSQL_ADMIN['user']}@{MYSQL_ADMIN['host']}:{MYSQL_ADMIN['port']}/{name}"
     )
     yield RealDatabase("mysql", "bd_my", name)
-    from snaprepl.db import forget_databases
+    from snaprepl.database.sessions import forget_databases
 
     forget_databases()
     with mysql_admin_connect() as conn:
@@ -88,7 +88,7 @@ def syncer(spark: Any) -> Syncer:
 @pytest.fixture
 def sql(catalog: Any, settings: Any, syncer: Syncer) -> Callable[[str], list[Any]]:
     """Runs statements as ``snaprepl sql`` does, with syncs in this process."""
-    from snaprepl.statements.executor import run_script
+    from snaprepl.api.script import run_script
 
     return lambda text: run_script(text, catalog=catalog, settings=settings, syncer=syncer)
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture
 def strict_sql(catalog: Any, settings: Any, syncer: Any) -> Callable[[str], list[Any]]:
-    from snaprepl.statements.executor import run_script
+    from snaprepl.api.script import run_script
 
     strict = replace(settings, snp_repl_tolerance_offset=0)
     return lambda text: run_script(text, catalog=catalog, settings=strict, syncer=syncer)

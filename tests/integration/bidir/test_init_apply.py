@@ -9,9 +9,9 @@ import uuid
 from snaprepl.bidir.init import apply_staged, is_empty
 from snaprepl.bidir.init_stage import CHUNK
 from snaprepl.bidir.sides import Side
-from snaprepl.db import Database
+from snaprepl.common.progress import Progress
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column
-from snaprepl.progress import Progress
 from tests.integration.bidir.test_staged_apply import ROWS, make_side, table_and_log
 from tests.support.databases import RealDatabase
 

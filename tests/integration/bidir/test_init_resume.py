@@ -36,7 +36,7 @@ MINE, NEW_LOCAL, NEW_PUB = 10**6 + 1, 10**6 + 2, 10**6 + 3
 def pg_sub(catalog: Any) -> Iterator[tuple[RealDatabase, str]]:
     """A PostgreSQL subscriber of its own, registered as a replication server; its replication name."""
     from snaprepl import api
-    from snaprepl.db import forget_databases
+    from snaprepl.database.sessions import forget_databases
 
     name = f"snaprepl_bpg_{SESSION_TAG}"
     with pg_admin_connect() as conn:

@@ -30,7 +30,7 @@ def one_conflict(servers: Servers, items: Callable[..., str]) -> str:
 
 
 def update(table: str, catalog: Any, settings: Any, syncer: Any) -> Any:
-    from snaprepl.statements.executor import run_script
+    from snaprepl.api.script import run_script
 
     [result] = run_script(
         f"REPL_UPDATE_SNAPSHOT('{table}@bd_pub', 2)", catalog=catalog, settings=settings, syncer=syncer
@@ -80,8 +80,8 @@ def test_a_notifier_of_ones_own_and_the_log(
 
 
 def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings: Any) -> None:
-    from snaprepl.bidir.notify import build_notifier
     from snaprepl.errors import InvalidArgument
+    from snaprepl.publications.notify import build_notifier
 
     with pytest.raises(InvalidArgument, match="cannot be built"):
         build_notifier(dataclasses.replace(settings, conflict_notifier="tests.support.notifiers:Missing"))
@@ -92,7 +92,7 @@ def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings
 def test_alerts_go_to_the_notifier_on_failure_and_on_lag_over_the_threshold_only(
     catalog: Any, settings: Any, smtp_server: Inbox
 ) -> None:
-    from snaprepl import run_history
+    from snaprepl.catalog import run_history
     from snaprepl.catalog.records import HistoryRecord, utcnow
     from snaprepl.errors import RefreshFailed, SnapshotBusy
     from snaprepl.submit.alerts import alerting

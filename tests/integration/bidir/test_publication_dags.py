@@ -15,7 +15,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import CronDataIntervalTimetable
 
 from snaprepl.airflow.operators import ReplicationSyncOperator
-from snaprepl.dag_names import URPLOG_PURGE_DAG, publication_dag_id, task_key
+from snaprepl.common.dag_names import URPLOG_PURGE_DAG, publication_dag_id, task_key
 from tests.support.bidir import Servers, change
 
 pytestmark = pytest.mark.airflow

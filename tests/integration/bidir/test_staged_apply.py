@@ -13,8 +13,8 @@ from snaprepl.bidir.pull_stage import PullStage
 from snaprepl.bidir.push_stage import PushStage
 from snaprepl.bidir.sides import GUID, OLD, OP, PRESENT, SNAPTIME, Side
 from snaprepl.catalog.records import LogRecord
-from snaprepl.db import Database
-from snaprepl.names import Ident
+from snaprepl.common.table_names import Ident
+from snaprepl.database.sessions import Database
 from tests.support.databases import RealDatabase
 
 ROWS = [(1, "a", "pub@1"), (2, "b", "pub@2"), (3, "c", "pub@3"), (4, "d", "pub@4")]

@@ -28,10 +28,10 @@ GONE = "bd_gone_stale"
 def test_a_stale_subscriber_is_alerted_detached_and_reloaded_without_losing_its_changes(
     servers: Servers, items: Callable[..., str], catalog: Any, settings: Any, syncer: Any, smtp_server: Inbox
 ) -> None:
+    from snaprepl.api.script import run_script
     from snaprepl.ops.snapshot_logs import purge_log
     from snaprepl.ops.watchdog import check
-    from snaprepl.statements.executor import run_script
-    from snaprepl.status import collect_status, render_text
+    from snaprepl.reporting.status import collect_status, render_text
 
     table = items([(1, "a", "1.00"), (2, "b", "2.00")])
     item = f"public.{table}@bd_pub"

@@ -15,7 +15,7 @@ import psycopg2
 import pytest
 
 from snaprepl import api
-from snaprepl.db import forget_databases
+from snaprepl.database.sessions import forget_databases
 from snaprepl.errors import ConnectionLost
 from tests.integration.bidir.conftest import SEED_ITEMS_DDL, Syncer
 from tests.support.bidir import Servers

@@ -47,7 +47,7 @@ CONFIGS = {
 
 
 def run_statements(text: str, catalog: Any, settings_: Any, syncer: Any) -> list[Any]:
-    from snaprepl.statements.executor import run_script
+    from snaprepl.api.script import run_script
 
     return run_script(text, catalog=catalog, settings=settings_, syncer=syncer)
 

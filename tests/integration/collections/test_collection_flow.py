@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from snaprepl import api
-from snaprepl.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import backups, put, remove, tree
 
@@ -101,8 +101,8 @@ def test_nearest_collection_resolvers(sides: Sides, coll_catalog: Any, syncer: A
 def test_seed_statements_and_status(sides: Sides, coll_catalog: Any, settings: Any, syncer: Any) -> None:
     """The seed's type 1 calls as statements (nested REPL_SERVER_NAME included); status lists the
     collection publication with its subscriber loaded and synced."""
-    from snaprepl.statements.executor import run_script
-    from snaprepl.status import collect_status, render_text
+    from snaprepl.api.script import run_script
+    from snaprepl.reporting.status import collect_status, render_text
 
     put(sides.dav1, "/stmt/c/", "s/one.txt", b"one")
     results = run_script(

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from snaprepl import api
-from snaprepl.connections import get_connection, write_connections_file
+from snaprepl.connections.lookup import get_connection, write_connections_file
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import backups, put, remove, tree
 

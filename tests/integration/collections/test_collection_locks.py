@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from snaprepl import api
-from snaprepl.connections import get_connection
-from snaprepl.status import collect_status, render_json, render_text
+from snaprepl.connections.lookup import get_connection
+from snaprepl.reporting.status import collect_status, render_json, render_text
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import backups, put, remove, tree
 from tests.support.webdav import dav_lock

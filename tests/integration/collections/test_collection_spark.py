@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from snaprepl import api
 from snaprepl.collections.stores import CollectionError, Store
 from snaprepl.collections.sync import CollectionSync
-from snaprepl.connections import get_connection
+from snaprepl.connections.lookup import get_connection
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import backups, put, remove, tree
 from tests.support.webdav import dav_lock

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from snaprepl.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import put, tree
 from tests.support.webdav import PASSWORD

@@ -190,7 +190,7 @@ def test_startup_order(defaults: dict[str, Any]) -> None:
 
 
 def test_dockerfile_builds_what_compose_and_snaprepl_expect(defaults: dict[str, Any]) -> None:
-    from snaprepl.jars import DEBIAN_JARS
+    from snaprepl.common.jars import DEBIAN_JARS
 
     text = DOCKERFILE.read_text()
     stages = set(re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)\s*$", text, flags=re.MULTILINE | re.IGNORECASE))
@@ -219,7 +219,7 @@ def test_spark_connect_server_runs_on_the_cluster_for_connect_mode(defaults: dic
     connection that the Spark provider's hook turns into its URL."""
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
-    from snaprepl.jars import DEBIAN_JARS
+    from snaprepl.common.jars import DEBIAN_JARS
     from snaprepl.spark.session import SPARK_CONF
 
     connect = service(defaults, "spark-connect")

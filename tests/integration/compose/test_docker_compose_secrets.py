@@ -66,7 +66,7 @@ def test_catalog_connection_is_the_metadata_database(
 def test_source_connections_match_the_sample_databases(defaults: dict[str, Any], customised: dict[str, Any]) -> None:
     from airflow.models.connection import Connection
 
-    from snaprepl.connections import ConnectionInfo
+    from snaprepl.connections.lookup import ConnectionInfo
 
     cases = {
         "AIRFLOW_CONN_SHOP_PG": (

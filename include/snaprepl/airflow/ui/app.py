@@ -29,7 +29,7 @@ from snaprepl.airflow.ui import data
 from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
 from snaprepl.airflow.ui.csrf import forbid_cross_site
 from snaprepl.airflow.ui.trigger import trigger_dag
-from snaprepl.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import snapshot_dag_id
 
 URL_PREFIX = "/snaprepl"
 STATIC = Path(__file__).resolve().parent / "static"

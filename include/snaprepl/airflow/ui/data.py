@@ -17,12 +17,12 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
 from sqlalchemy import func, select
 
-from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.records import HistoryRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.publications.outcome import DECISIONS
+from snaprepl.reporting.status import collect_status
 from snaprepl.settings import Settings
-from snaprepl.status import collect_status
 
 #: The most conflicts one page of the ledger holds.
 MAX_PAGE = 200

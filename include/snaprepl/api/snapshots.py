@@ -7,7 +7,7 @@ and returns a result object whose ``str()`` is what ``snaprepl sql`` prints. Key
 >>> from snaprepl import repl_create_snapshot_log
 >>> print(repl_create_snapshot_log("orders@src"))  # doctest: +SKIP
 snapshot log created for public.orders@src: table RLOG_orders, triggers public_orders_I_log, ...
-Bi-directional replication's functions live in :mod:`snaprepl.api_replication`; this module carries
+Bi-directional replication's functions live in :mod:`snaprepl.api.replication`; this module carries
 them too, and :data:`FUNCTIONS` names every function a statement may call.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from snaprepl.api_replication import (
+from snaprepl.api.replication import (
     default_catalog,
     default_settings,
     repl_add_dav_cr,
@@ -34,9 +34,9 @@ from snaprepl.api_replication import (
     repl_snp_server,
     repl_update_snapshot,
 )
-from snaprepl.arguments import Flag, checked
 from snaprepl.catalog.store import Catalog
-from snaprepl.names import Ident
+from snaprepl.common.arguments import Flag, checked
+from snaprepl.common.table_names import Ident
 from snaprepl.ops import group_refresh, groups, snapshot_logs, snapshot_upkeep, snapshots, spark_conns, verify
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings

@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from snaprepl.catalog.lookup import executable_database
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import get_connection
+from snaprepl.common.table_names import ResolvedTable
+from snaprepl.connections.lookup import get_connection
 from snaprepl.dialects import Dialect
 from snaprepl.errors import InvalidArgument, SnapreplError
-from snaprepl.lookup import executable_database
-from snaprepl.names import ResolvedTable
 
 if TYPE_CHECKING:
     from sqlglot import exp

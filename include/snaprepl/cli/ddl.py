@@ -11,11 +11,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects import Column, TableInfo, get_dialect
 from snaprepl.dialects.base import BIDIR
 from snaprepl.dialects.types import to_generic
 from snaprepl.errors import InvalidArgument
-from snaprepl.names import ResolvedTable
 from snaprepl.statements.parser import parse_table_ref
 
 # One column type: words, each optionally with a parenthesized list of numbers or words

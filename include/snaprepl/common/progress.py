@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TextIO
 
-from snaprepl.terminal import visible
+from snaprepl.common.terminal import visible
 
 PROGRESS_FILE_ENV = "SNAPREPL_PROGRESS_FILE"
 #: The progress file of a job that runs in this process (Spark Connect mode).

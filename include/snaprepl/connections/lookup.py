@@ -25,12 +25,12 @@ from typing import Any
 
 from sqlalchemy.engine import URL
 
-from snaprepl import timeouts
-from snaprepl.airflow_config import airflow_loaded, airflow_option, load_airflow_configuration
-from snaprepl.connection_uris import parse_connection_value
+from snaprepl.common import timeouts
+from snaprepl.common.airflow_config import airflow_loaded, airflow_option, load_airflow_configuration
+from snaprepl.common.table_names import validate_conn_id
+from snaprepl.connections.uris import parse_connection_value
 from snaprepl.dialects import Dialect, dialect_for_conn_type, dialect_for_jdbc_url
 from snaprepl.errors import ConnectionNotFound, UnsupportedConnection
-from snaprepl.names import validate_conn_id
 
 #: Environment variable naming the connections file of a Spark job.
 CONNECTIONS_FILE_ENV = "SNAPREPL_CONNECTIONS_FILE"
@@ -68,7 +68,7 @@ class ConnectionInfo:
 
     @classmethod
     def from_airflow_fields(cls, conn_id: str, fields: Mapping[str, Any]) -> ConnectionInfo:
-        """From the fields of :func:`~snaprepl.connection_uris.parse_connection_value`."""
+        """From the fields of :func:`~snaprepl.connections.uris.parse_connection_value`."""
         return cls.from_airflow(SimpleNamespace(conn_id=conn_id, **fields))
 
     @property

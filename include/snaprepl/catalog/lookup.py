@@ -12,8 +12,9 @@ from typing import TypeVar
 
 from snaprepl.catalog.records import LogRecord, SnapshotRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections import get_connection
-from snaprepl.db import Database
+from snaprepl.common.table_names import TableRef
+from snaprepl.connections.lookup import get_connection
+from snaprepl.database.sessions import Database
 from snaprepl.dialects import Dialect
 from snaprepl.errors import (
     AmbiguousName,
@@ -22,7 +23,6 @@ from snaprepl.errors import (
     SnapshotNotFound,
     UnsupportedConnection,
 )
-from snaprepl.names import TableRef
 
 T = TypeVar("T")
 

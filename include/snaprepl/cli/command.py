@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from snaprepl.airflow_config import when_airflow_loads
+from snaprepl.common.airflow_config import when_airflow_loads
+from snaprepl.common.terminal import visible
 from snaprepl.errors import SnapreplError
 from snaprepl.settings import Settings
-from snaprepl.terminal import visible
 
 STATEMENTS_HELP = """\
 statements (case-insensitive, ';'-separated; names are [schema.]table[@conn_id]):
@@ -176,7 +176,7 @@ def _read_statements(args: argparse.Namespace) -> str:
 # Each command imports what it runs when it runs (statements load the grammar, the catalog SQLAlchemy
 # and Alembic): `snaprepl --help` loads none of them and starts in milliseconds.
 def _sql(args: argparse.Namespace) -> None:
-    from snaprepl.statements.executor import run_script  # noqa: PLC0415  (heavy: lark, alembic, airflow)
+    from snaprepl.api.script import run_script  # noqa: PLC0415  (heavy: lark, alembic, airflow)
     from snaprepl.statements.parser import parse_script  # noqa: PLC0415  (heavy: lark)
 
     text = _read_statements(args)
@@ -189,7 +189,7 @@ def _sql(args: argparse.Namespace) -> None:
 
 def _status(args: argparse.Namespace) -> None:
     from snaprepl.catalog.store import Catalog  # noqa: PLC0415  (heavy: alembic)
-    from snaprepl.status import collect_status, render_json, render_text  # noqa: PLC0415  (heavy: alembic)
+    from snaprepl.reporting.status import collect_status, render_json, render_text  # noqa: PLC0415  (heavy: alembic)
 
     settings = Settings.load()
     report = collect_status(Catalog.open(settings), settings, probe=not args.no_probe)
@@ -198,7 +198,7 @@ def _status(args: argparse.Namespace) -> None:
 
 def _history(args: argparse.Namespace) -> None:
     from snaprepl.catalog.store import Catalog  # noqa: PLC0415  (heavy: alembic)
-    from snaprepl.status_render import render_history, render_history_json  # noqa: PLC0415
+    from snaprepl.reporting.render import render_history, render_history_json  # noqa: PLC0415
 
     runs = Catalog.open(Settings.load()).history(args.copy, limit=args.limit)
     print(render_history_json(runs) if args.json else render_history(runs))
@@ -214,7 +214,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _ddl(args: argparse.Namespace) -> None:
-    from snaprepl.ddl import bidir_log_ddl, snapshot_log_ddl  # noqa: PLC0415  (heavy: lark, sqlglot)
+    from snaprepl.cli.ddl import bidir_log_ddl, snapshot_log_ddl  # noqa: PLC0415  (heavy: lark, sqlglot)
 
     if args.kind == "bidir":
         print(
@@ -284,7 +284,7 @@ def _configure_logging(verbose: bool) -> None:
     """Diagnostics go to stderr, so stdout holds only results (``status --json`` is parsed by machines).
 
     Airflow is imported only if and when a command needs it (a spark-submit, a connection from the
-    metadata database, an option only Airflow can read: see :mod:`snaprepl.airflow_config`), which
+    metadata database, an option only Airflow can read: see :mod:`snaprepl.common.airflow_config`), which
     spares a second of start-up; its log handler on stdout is moved then.
     """
     # Before Airflow is imported: its logging level decides whether Spark jobs' output shows.

@@ -1,22 +1,25 @@
 """The steps of one sync job, for tables (:mod:`snaprepl.bidir.job`) and collections
-(:mod:`snaprepl.collections.job`) alike, with subscribers independent of each other.
+(:mod:`snaprepl.collections.job`) alike, with subscribers independent of each other, and their bookkeeping.
 
 REPL_UPDATE_SNAPSHOT pulls every loaded subscriber in name order, then pushes to each one whose pull
 succeeded (a push carries every change pulled before it). A subscriber that fails (unreachable, say)
 stops none of the others: every other step still runs, then the job fails with one line per failed
 subscriber, naming its step and why. Each step records itself in the history and the subscription's
-status (the ``step`` callable does); this records the publication's.
+status (the ``step`` callable does, with :func:`failure_recorded` and :func:`subscription_step`); this records the
+publication's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
 
-from snaprepl.bidir.state import Outcome, record_sync_succeeded
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
+from snaprepl.catalog.run_history import clean_error, record_sync
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError, SnapreplError
-from snaprepl.run_history import clean_error
+from snaprepl.publications.outcome import Outcome
 
 #: Runs one step: (kind, server) -> its outcome; records it, and raises if it failed.
 Step = Callable[[str, str], Outcome]
@@ -82,3 +85,40 @@ def detached_message(sub: SubscriptionRecord) -> str:
         f"stale threshold), and the publisher's log was purged past it; it needs "
         f"REPL_INIT_SNAPSHOT('{sub.ss_server}', '{sub.ss_item}', {sub.ss_type}) (or set reinit_detached)"
     )
+
+
+def loaded_servers(catalog: Catalog, item: str) -> list[str]:
+    """The subscribers of ``item`` that have loaded it (a whole sync pulls from and pushes to them)."""
+    return [s.ss_server for s in catalog.subscriptions(item) if s.ss_init_state == "done"]
+
+
+def record_step_succeeded(catalog: Catalog, item: str, server: str) -> None:
+    """Record that a sync step of ``item`` with ``server`` succeeded."""
+    catalog.update_subscription(server, item, ss_last_status="succeeded", ss_last_error=None)
+
+
+def record_sync_succeeded(catalog: Catalog, item: str) -> None:
+    """Record that a sync job of ``item`` succeeded (its latest sync activity)."""
+    catalog.update_publication(item, sp_last_status="succeeded", sp_last_error=None, sp_last_sync_at=utcnow())
+
+
+@contextmanager
+def failure_recorded(catalog: Catalog, item: str, kind: str, server: str, started: datetime) -> Iterator[None]:
+    """The body of step ``kind`` with ``server``: if it fails, the step's run goes into the history as failed
+    (its error as one clean line); the caller records a run that ends well with what it moved."""
+    try:
+        yield
+    except BaseException as err:
+        record_sync(catalog, item, kind, server, started, "failed", rh_error=clean_error(err))
+        raise
+
+
+def subscription_step(catalog: Catalog, item: str, server: str, step: Callable[[], Outcome]) -> Outcome:
+    """``step()``, its end in the subscription's status: succeeded, or failed with its error as one clean line."""
+    try:
+        outcome = step()
+    except BaseException as err:
+        catalog.update_subscription(server, item, ss_last_status="failed", ss_last_error=clean_error(err))
+        raise
+    record_step_succeeded(catalog, item, server)
+    return outcome

@@ -1,4 +1,4 @@
-"""Running parsed statements: each statement is a call of the Python API."""
+"""Running parsed statements (``snaprepl sql``, ``snaprepl.run_script``): each one is a call of the Python API."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from functools import singledispatch
 from typing import Any
 
 from snaprepl import api
-from snaprepl.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
 from snaprepl.ops import group_refresh, groups, snapshot_logs, snapshot_upkeep, snapshots, verify
 from snaprepl.settings import Settings

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from snaprepl.catalog.records import LogRecord
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.settings import Settings
 
 BY_XIDS = "exact: transaction ids"

@@ -12,8 +12,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from snaprepl.common.terminal import has_control
 from snaprepl.errors import InvalidName
-from snaprepl.terminal import has_control
 
 DEFAULT_CONN_ID = "snaprepl_default"
 

@@ -19,15 +19,15 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from snaprepl import timeouts
-from snaprepl.airflow_config import load_airflow_configuration
-from snaprepl.connections import ConnectionInfo, get_connection
-from snaprepl.db_errors import connection_lost, is_connection_lost
+from snaprepl.common import timeouts
+from snaprepl.common.airflow_config import load_airflow_configuration
+from snaprepl.common.jars import jdbc_jars
+from snaprepl.common.table_names import TableRef
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
+from snaprepl.database.errors import connection_lost, is_connection_lost
 from snaprepl.dialects import Dialect, TableInfo
 from snaprepl.dialects.connect import tls_hint
 from snaprepl.errors import DatabaseUnreachable, InvalidName
-from snaprepl.jars import jdbc_jars
-from snaprepl.names import TableRef
 
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\w+)")
 

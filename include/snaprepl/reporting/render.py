@@ -1,5 +1,5 @@
 """``snaprepl status`` and ``snaprepl history`` as text for people, or JSON for machines: rendering
-only; :mod:`snaprepl.status` collects the report."""
+only; :mod:`snaprepl.reporting.status` collects the report."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from snaprepl.catalog.records import HistoryRecord
-from snaprepl.terminal import visible
+from snaprepl.common.terminal import visible
 
 
 def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A table for a terminal; every cell with its control characters made visible (names and values
-    come from the databases: see :mod:`snaprepl.terminal`)."""
+    come from the databases: see :mod:`snaprepl.common.terminal`)."""
     if not rows:
         return f"{title}: none"
     cells = [[("" if v is None else visible(v)) for v in row] for row in rows]

@@ -25,8 +25,8 @@ from typing import Any
 
 from snaprepl.catalog.records import HistoryRecord, LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.db import Database
-from snaprepl.db_errors import one_line
+from snaprepl.database.errors import one_line
+from snaprepl.database.sessions import Database
 from snaprepl.dialects.base import BIDIR
 
 log = logging.getLogger("snaprepl.history")

@@ -1,5 +1,5 @@
 """Airflow connection values (``AIRFLOW_CONN_<ID>``: a URI or JSON) parsed as Airflow parses them,
-without importing Airflow (:func:`snaprepl.connections.get_connection` uses it outside Airflow's
+without importing Airflow (:func:`snaprepl.connections.lookup.get_connection` uses it outside Airflow's
 processes). ``tests/unit/test_connection_uris.py`` checks it against Airflow's own ``Connection``.
 """
 

@@ -9,10 +9,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.arguments import checked
-from snaprepl.bidir.notify import notify_conflicts
 from snaprepl.bidir.servers import register_server, server_name
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.arguments import checked
+from snaprepl.common.schedules import validate_schedule
 from snaprepl.errors import InvalidArgument
 from snaprepl.ops import collection_pubs as coll
 from snaprepl.ops import spark_conns
@@ -27,7 +27,7 @@ from snaprepl.ops.publications import (
     find_publication,
 )
 from snaprepl.ops.purge import purge_urplogs
-from snaprepl.schedules import validate_schedule
+from snaprepl.publications.notify import notify_conflicts
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
 from snaprepl.submit.sync import Syncer, submit_sync

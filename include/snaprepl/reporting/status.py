@@ -1,4 +1,4 @@
-"""``snaprepl status``: the catalog as plain data (rendered by :mod:`snaprepl.status_render`)."""
+"""``snaprepl status``: the catalog as plain data (rendered by :mod:`snaprepl.reporting.render`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.dav_waiting import WaitingResource
+from snaprepl.catalog.log_guard import guard_notes
 from snaprepl.catalog.records import (
     COLLECTION_TYPE,
     HistoryRecord,
@@ -19,17 +19,18 @@ from snaprepl.catalog.records import (
 )
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.dag_names import group_dag_id, publication_dag_id, snapshot_dag_id
-from snaprepl.db import Database
+from snaprepl.common.dag_names import group_dag_id, publication_dag_id, snapshot_dag_id
+from snaprepl.database.sessions import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
-from snaprepl.log_guard import guard_notes
 from snaprepl.ops.group_status import group_entries
 from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
+from snaprepl.publications.leases import pull_lease, push_lease
+from snaprepl.publications.outcome import DECISIONS
 from snaprepl.refresh.stale import run_state
+from snaprepl.reporting.render import render_json, render_text
+from snaprepl.reporting.watermarks import log_watermarks
 from snaprepl.settings import Settings
-from snaprepl.status_render import render_json, render_text
-from snaprepl.status_watermarks import log_watermarks
 
 Locks = dict[str, tuple[str, str, datetime]]
 
@@ -110,7 +111,7 @@ def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _
     conn = context.servers.get(sub.ss_server, "?")
     collection = sub.ss_type == COLLECTION_TYPE  # the publisher's collection, on the subscriber's connection
     replica = f"{item.rpartition('@')[0]}@{conn}" if collection else f"{sub.ss_schema}.{sub.ss_table}@{conn}"
-    push_lease = f"push:{item}:{sub.ss_server}"
+    push = push_lease(item, sub.ss_server)
     entry: dict[str, Any] = {
         "server": sub.ss_server,
         "replica": replica,
@@ -123,8 +124,8 @@ def _subscriber(catalog: Catalog, item: str, sub: SubscriptionRecord, context: _
         "status": sub.ss_last_status,
         "error": sub.ss_last_error,
         "needs_init": sub.ss_needs_init,
-        "running": _running(context.locks, push_lease),
-        "died": run_state(context.locks.get(push_lease), None),
+        "running": _running(context.locks, push),
+        "died": run_state(context.locks.get(push), None),
         "stale": subscriber_is_stale(sub, catalog.publication(item), context.settings, context.now),
         "detached_at": _iso(sub.ss_detached_at),
     }
@@ -150,8 +151,8 @@ def _publication(catalog: Catalog, publication: PublicationRecord, context: _Pub
             "status": publication.sp_last_status,
             "error": publication.sp_last_error,
         },
-        "running": _running(locks, f"pull:{item}"),
-        "died": run_state(locks.get(f"pull:{item}"), None),
+        "running": _running(locks, pull_lease(item)),
+        "died": run_state(locks.get(pull_lease(item)), None),
         "resolvers": _resolvers(catalog, publication),
         "subscribers": [_subscriber(catalog, item, sub, context) for sub in catalog.subscriptions(item)],
     }

@@ -3,7 +3,7 @@
 ``REPL_ADD_DAV_CR(collection, class, notify_email, notify_text)`` names who is told about the
 conflicts decided under that collection, and what they are told (the seed's ``_notify_email`` and
 ``_notify_text``); the ledger keeps both in ``CF_LOSER``. When the conflict notifier runs
-(:func:`snaprepl.bidir.notify.notify_conflicts`), each such address gets one e-mail per notify
+(:func:`snaprepl.publications.notify.notify_conflicts`), each such address gets one e-mail per notify
 text: the text, then each conflict (the resource, the sides, who won and where the losing version
 is backed up). Mail goes through the Airflow SMTP connection ``[snaprepl] smtp_conn_id`` (the SMTP
 provider's notifier); without that connection the mails are only logged. Nothing secret is in
@@ -17,8 +17,8 @@ import json
 import logging
 from typing import Any
 
-from snaprepl.airflow_config import load_airflow_configuration
-from snaprepl.connections import get_connection
+from snaprepl.common.airflow_config import load_airflow_configuration
+from snaprepl.connections.lookup import get_connection
 from snaprepl.errors import ConnectionNotFound
 from snaprepl.settings import Settings
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from snaprepl.common.table_names import DEFAULT_CONN_ID, Ident, validate_conn_id
 from snaprepl.dialects import Dialect
 from snaprepl.errors import InvalidArgument, InvalidCondition
-from snaprepl.names import DEFAULT_CONN_ID, Ident, validate_conn_id
 
 # Node types that write or change schema; none may appear in a snapshot query or condition.
 _FORBIDDEN = (
@@ -99,7 +100,8 @@ def _parse_one(text: str, dialect: Dialect, what: str) -> exp.Expression:
         raise InvalidCondition(f"{what} is not valid {dialect.name} SQL: {first}", f"check the {what}") from None
     if len(statements) != 1:
         raise InvalidCondition(f"{what} holds {len(statements)} statements", f"write a single {what} without ';'")
-    return statements[0]
+    # sqlglot types parse() as its base class Expr; what it parses here are Expressions (callers check the kind).
+    return cast("exp.Expression", statements[0])
 
 
 def _refuse_writes(tree: exp.Expression, what: str) -> None:

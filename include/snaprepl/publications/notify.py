@@ -5,7 +5,7 @@ command's log), ``email`` (the SMTP provider's notifier to ``conflict_email_to``
 ``smtp_conn_id``), or the import path ``package.module:Class`` of any Airflow ``BaseNotifier``
 (built with no arguments). Notifiers are called with a context whose ``conflicts`` are the ledger's
 rows; a conflict is notified once. A collection's conflict is also mailed to the address its
-resolver names, with its text (:mod:`snaprepl.bidir.owner_mail`). Alerts (failed runs, lag over
+resolver names, with its text (:mod:`snaprepl.publications.owner_mail`). Alerts (failed runs, lag over
 ``lag_alert_minutes``, see :mod:`snaprepl.submit.alerts`) go to the same notifier, with a context
 whose ``alerts`` are lines of text (and ``conflicts`` empty).
 """
@@ -16,11 +16,11 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from snaprepl.airflow_config import load_airflow_configuration
-from snaprepl.bidir.owner_mail import mail_owners
-from snaprepl.bidir.resolvers import DECISIONS
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.airflow_config import load_airflow_configuration
 from snaprepl.errors import InvalidArgument
+from snaprepl.publications.outcome import DECISIONS
+from snaprepl.publications.owner_mail import mail_owners
 from snaprepl.settings import Settings
 
 if TYPE_CHECKING:

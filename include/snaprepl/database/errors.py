@@ -150,7 +150,7 @@ def connection_lost(where: str, err: BaseException) -> ConnectionLost:
 
 
 class End(Protocol):
-    """One end of a run's copy (a :class:`snaprepl.db.Database`): can it still be reached, and how
+    """One end of a run's copy (a :class:`snaprepl.database.sessions.Database`): can it still be reached, and how
     messages name it."""
 
     def answers(self) -> bool: ...

@@ -16,11 +16,11 @@ from typing import Any
 
 from snaprepl.catalog.records import LogRecord
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.table_names import ResolvedTable
 from snaprepl.dialects import Dialect, get_dialect
 from snaprepl.dialects.guards import GuardFindings
 from snaprepl.dialects.model import SqlSession
 from snaprepl.errors import LogBypassed
-from snaprepl.names import ResolvedTable
 
 
 def log_state(log: LogRecord) -> dict[str, Any] | None:
