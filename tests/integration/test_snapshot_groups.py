@@ -11,6 +11,7 @@ moments (or applied in several destination transactions seen half way) fails thi
 from __future__ import annotations
 
 import copy
+import os
 import random
 import threading
 import uuid
@@ -78,7 +79,23 @@ def _create_tables(src: Source, p: str) -> State:
         "lines": {},
         "products": {1: ("bolt",), 2: ("nut",)},
         "clock": {1: (0,)},
+        **_extra_tables(src, p),
     }
+
+
+#: Tables added by SNAPREPL_GROUP_EXTRA_TABLES (see the module's docstring).
+EXTRA = [f"extra{i}" for i in range(int(os.environ.get("SNAPREPL_GROUP_EXTRA_TABLES", "0")))]
+TABLES = ["customers", "orders", "lines", "products", "clock", *EXTRA]
+
+
+def _extra_tables(src: Source, p: str) -> State:
+    for name in EXTRA:
+        src.run(
+            f"CREATE TABLE {src.t(f'{p}_{name}')} (id int PRIMARY KEY, customer_id int NOT NULL "
+            f"REFERENCES {src.t(p + '_customers')} (id), note varchar(40))",
+            f"INSERT INTO {src.t(f'{p}_{name}')} VALUES (1, 1, 'x'), (2, 2, NULL)",
+        )
+    return {name: {1: (1, "x"), 2: (2, None)} for name in EXTRA}
 
 
 class Writer(threading.Thread):
@@ -129,12 +146,12 @@ class Writer(threading.Thread):
         s["clock"][1] = (seq,)
 
 
-KEYS = {"customers": 1, "orders": 1, "lines": 2, "products": 1, "clock": 1, "shipments": 1}
+KEYS = {"lines": 2}
 
 
 def _copy(dest: RealDatabase, p: str, table: str) -> dict[Any, tuple[Any, ...]]:
     rows = dest.rows(f"SELECT * FROM {dest.q(f'{p}_{table}')}")
-    width = KEYS[table]
+    width = KEYS.get(table, 1)
     return {(r[0] if width == 1 else tuple(r[:width])): tuple(r[width:]) for r in rows}
 
 
@@ -176,7 +193,7 @@ def _refresh_under_writes(
             (done,) = run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
             seq = _copy(dest, p, "clock")[1][0]
             expected = _state_after(writer, seq)
-            for table in ("customers", "orders", "lines", "products", "clock"):
+            for table in TABLES:
                 assert _copy(dest, p, table) == expected[table], f"round {round_}: {table} is not at transaction {seq}"
             if round_ >= 1:
                 assert f"new table {p}_shipments joined" in str(done) or round_ == 2
@@ -198,10 +215,14 @@ def _status_task_and_membership(
 ) -> None:
     # the group DAG's task, as a manual run with the default params runs it
     ran = SnapshotGroupOperator(task_id="refresh_group", group=group).execute({"params": {"mode": "incremental"}})
-    assert ran["refreshes"] == 6 and source.db.conn_id in ran["points"], ran
+    assert ran["refreshes"] == len(TABLES) + 1 and source.db.conn_id in ran["points"], ran
     report = collect_status(catalog, settings, probe=False)
     (entry,) = [g for g in report["groups"] if g["name"] == group]
-    assert entry["lag_seconds"] is not None and len(entry["members"]) == 6 and f"{p}_notes" in entry["skipped"]
+    assert (
+        entry["lag_seconds"] is not None
+        and len(entry["members"]) == len(TABLES) + 1
+        and f"{p}_notes" in entry["skipped"]
+    )
     member = next(s for s in report["snapshots"] if s["name"] == f"{dest.schema}.{p}_orders@{dest.conn_id}")
     assert member["group"] == group and member["dag_id"] == entry["dag_id"] == group_dag_id(group)
     assert f"{p}_notes (no primary key)" in render_text(report)
@@ -241,9 +262,7 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
     text = str(created)
     assert f"{p}_notes: no primary key" in text, text
     assert "tmp_scratch" not in text, "excluded tables are not listed as problems"
-    assert sorted(m.split(".")[-1].split("@")[0] for m in created.members) == sorted(
-        f"{p}_{n}" for n in ("customers", "orders", "lines", "products", "clock")
-    )
+    assert sorted(m.split(".")[-1].split("@")[0] for m in created.members) == sorted(f"{p}_{n}" for n in TABLES)
     assert (
         created.members.index(f"{dest.schema}.{p}_customers@{dest.conn_id}")
         < created.members.index(f"{dest.schema}.{p}_orders@{dest.conn_id}")
