@@ -231,6 +231,8 @@ def _status_task_and_membership(
     assert catalog.group_of(lines) is None
     run_script(f"ALTER SNAPSHOT GROUP {group} ADD {lines}", **kw)
     assert catalog.group_of(lines) == group
+    run_script(f"ALTER SNAPSHOT GROUP {group} SCHEDULE '*/30 * * * *'", **kw)
+    assert catalog.group(group).sg_schedule == "*/30 * * * *"
 
 
 def _state_after(writer: Writer, seq: int) -> State:

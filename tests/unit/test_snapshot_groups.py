@@ -34,6 +34,11 @@ def test_update_alter_and_drop_snapshot_group() -> None:
     assert isinstance(add, ast.AlterSnapshotGroup) and add.add and add.member.schema is not None
     assert isinstance(remove, ast.AlterSnapshotGroup) and not remove.add
     assert isinstance(drop, ast.DropSnapshotGroup)
+    scheduled, manual = parse_script(
+        "ALTER SNAPSHOT GROUP g@d SCHEDULE '@daily'; ALTER SNAPSHOT GROUP g@d SCHEDULE NONE"
+    )
+    assert scheduled.member is None and scheduled.schedule == ast.Schedule("@daily")
+    assert manual.member is None and manual.schedule == ast.Schedule(None)
 
 
 def test_group_is_a_keyword_only_where_a_group_can_start() -> None:

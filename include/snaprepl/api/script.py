@@ -128,6 +128,9 @@ def _(statement: ast.UpdateSnapshotGroup, ctx: Context) -> Any:
 
 @execute.register
 def _(statement: ast.AlterSnapshotGroup, ctx: Context) -> Any:
+    if statement.member is None:
+        schedule = statement.schedule.value if statement.schedule else None
+        return groups.set_group_schedule(statement.name, schedule, catalog=ctx.catalog)
     return groups.alter_group(statement.name, statement.member, add=statement.add, catalog=ctx.catalog)
 
 

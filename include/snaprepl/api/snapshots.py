@@ -16,6 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from snaprepl.api.groups import (
+    repl_add_to_snapshot_group,
+    repl_create_snapshot_group,
+    repl_drop_snapshot_group,
+    repl_refresh_snapshot_group,
+    repl_remove_from_snapshot_group,
+    repl_set_snapshot_group_schedule,
+)
 from snaprepl.api.replication import (
     default_catalog,
     default_settings,
@@ -36,8 +44,7 @@ from snaprepl.api.replication import (
 )
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.arguments import Flag, checked
-from snaprepl.common.table_names import Ident
-from snaprepl.ops import group_refresh, groups, snapshot_logs, snapshot_upkeep, snapshots, spark_conns, verify
+from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, spark_conns, verify
 from snaprepl.refresh.model import RefreshOutcome
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
@@ -287,67 +294,6 @@ def repl_set_snapshot_verify_schedule(
     return verify.set_verify_schedule(parse_table_ref(snapshot_table_name), schedule, catalog=_catalog(catalog))
 
 
-# ---------------------------------------------------------------------- snapshot groups (issue 25)
-
-
-@checked
-def repl_create_snapshot_group(
-    group: str,
-    source_schema: str,
-    into_schema: str | None = None,
-    exclude: str | None = None,
-    include_new: Flag = 0,
-    schedule: str | None = None,
-    *,
-    catalog: Catalog | None = None,
-    settings: Settings | None = None,
-    refresher: snapshots.Refresher | None = None,
-) -> groups.CreatedGroup:
-    """``CREATE SNAPSHOT GROUP group FROM SCHEMA source_schema [INTO SCHEMA into_schema] [EXCLUDE
-    'exclude'] [INCLUDE NEW TABLES] [SCHEDULE 'schedule']`` (``group``: ``name@dest_conn``)."""
-    return groups.create_group(
-        parse_table_ref(group), parse_table_ref(source_schema), Ident(into_schema, True) if into_schema else None,
-        exclude, bool(include_new), schedule, catalog=_catalog(catalog), settings=_settings(settings),
-        refresher=refresher or submit_refresh,
-    )  # fmt: skip
-
-
-@checked
-def repl_refresh_snapshot_group(
-    group: str,
-    nonincremental: Flag = 0,
-    *,
-    catalog: Catalog | None = None,
-    settings: Settings | None = None,
-    refresher: snapshots.Refresher | None = None,
-) -> group_refresh.RefreshedGroup:
-    """``UPDATE SNAPSHOT GROUP group [AS NONINCREMENTAL]``: every member, parents first."""
-    return group_refresh.update_group(
-        parse_table_ref(group), nonincremental=bool(nonincremental), catalog=_catalog(catalog),
-        settings=_settings(settings), refresher=refresher or submit_refresh,
-    )  # fmt: skip
-
-
-@checked
-def repl_add_to_snapshot_group(group: str, snapshot: str, *, catalog: Catalog | None = None) -> groups.ChangedGroup:
-    """``ALTER SNAPSHOT GROUP group ADD snapshot``."""
-    return groups.alter_group(parse_table_ref(group), parse_table_ref(snapshot), add=True, catalog=_catalog(catalog))
-
-
-@checked
-def repl_remove_from_snapshot_group(
-    group: str, snapshot: str, *, catalog: Catalog | None = None
-) -> groups.ChangedGroup:
-    """``ALTER SNAPSHOT GROUP group REMOVE snapshot``."""
-    return groups.alter_group(parse_table_ref(group), parse_table_ref(snapshot), add=False, catalog=_catalog(catalog))
-
-
-@checked
-def repl_drop_snapshot_group(group: str, *, catalog: Catalog | None = None) -> groups.ChangedGroup:
-    """``DROP SNAPSHOT GROUP group``: its snapshots are kept."""
-    return groups.drop_group(parse_table_ref(group), catalog=_catalog(catalog))
-
-
 # ---------------------------------------------------------------------- bi-directional replication
 
 
@@ -372,6 +318,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_refresh_snapshot_group,
         repl_add_to_snapshot_group,
         repl_remove_from_snapshot_group,
+        repl_set_snapshot_group_schedule,
         repl_drop_snapshot_group,
         repl_verify_replica,
         repl_repair_replica,

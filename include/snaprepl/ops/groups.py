@@ -162,6 +162,14 @@ def alter_group(
     return ChangedGroup(group.sg_name, f"snapshot {snapshot.sn_name} left group {group.sg_name}")
 
 
+def set_group_schedule(name: TableRef, schedule: str | None, *, catalog: Catalog) -> ChangedGroup:
+    """``ALTER SNAPSHOT GROUP g@dst SCHEDULE 'cron' | NONE``: the schedule of the group's DAG."""
+    group = find_group(catalog, name)
+    value = validate_schedule(schedule)
+    catalog.update_group(group.sg_name, sg_schedule=value)
+    return ChangedGroup(group.sg_name, f"snapshot group {group.sg_name}: schedule {value or 'none (manual only)'}")
+
+
 def drop_group(name: TableRef, *, catalog: Catalog) -> ChangedGroup:
     """``DROP SNAPSHOT GROUP g@dst``: forget the group; its snapshots stay, each on its own schedule again."""
     group = find_group(catalog, name)

@@ -101,11 +101,13 @@ class UpdateSnapshotGroup(Statement):
 
 @dataclass(frozen=True)
 class AlterSnapshotGroup(Statement):
-    """``ALTER SNAPSHOT GROUP name ADD | REMOVE member``."""
+    """``ALTER SNAPSHOT GROUP name ADD | REMOVE member``, or ``... SCHEDULE 'cron' | NONE`` (``member``
+    None, ``schedule`` set)."""
 
     name: TableRef
-    member: TableRef
-    add: bool
+    member: TableRef | None
+    add: bool = False
+    schedule: Schedule | None = None
 
 
 @dataclass(frozen=True)

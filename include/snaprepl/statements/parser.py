@@ -163,6 +163,8 @@ class _ToAst(Transformer[Token, Any]):
         return ast.UpdateSnapshotGroup(name=items[0], nonincremental=items[1] is not None)
 
     def alter_group(self, items: list[Any]) -> ast.AlterSnapshotGroup:
+        if isinstance(items[1], ast.Schedule):
+            return ast.AlterSnapshotGroup(name=items[0], member=None, schedule=items[1])
         return ast.AlterSnapshotGroup(name=items[0], member=items[2], add=items[1].type == "ADD")
 
     def drop_group(self, items: list[Any]) -> ast.DropSnapshotGroup:
