@@ -231,6 +231,8 @@ def _status_task_and_membership(
     assert catalog.group_of(lines) is None
     run_script(f"ALTER SNAPSHOT GROUP {group} ADD {lines}", **kw)
     assert catalog.group_of(lines) == group
+    run_script(f"DROP SNAPSHOT {dest.schema}.{p}_products@{dest.conn_id}", **kw)
+    assert len(catalog.group_members(group)) == len(TABLES), "a dropped snapshot leaves its group"
     run_script(f"ALTER SNAPSHOT GROUP {group} SCHEDULE '*/30 * * * *'", **kw)
     assert catalog.group(group).sg_schedule == "*/30 * * * *"
 

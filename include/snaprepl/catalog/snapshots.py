@@ -47,6 +47,8 @@ class Snapshots(CatalogDatabase):
         with self.begin() as conn:
             conn.execute(sa.delete(m.SYS_SNAPSHOT).where(m.SYS_SNAPSHOT.c.SN_NAME == name))
             conn.execute(sa.delete(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name))
+            member = m.SYS_SNAPSHOT_GROUP_MEMBER
+            conn.execute(sa.delete(member).where(member.c.SGM_SNAPSHOT == name))  # it leaves its group
 
     def replayed_since(self, name: str, since: datetime | None) -> list[str]:
         """RLOG_ROWGUIDs already applied to snapshot ``name`` with SNAPTIME at or after ``since``."""

@@ -89,7 +89,11 @@ def create_group(
     if catalog.group(record.sg_name) is not None:
         raise SnapshotGroupExists(f"snapshot group {record.sg_name} already exists", "drop it first or pick a name")
     catalog.add_group(record, SnapshotGroupExists(f"snapshot group {record.sg_name} already exists"))
-    tables, edges = source_layout(record, catalog)
+    try:
+        tables, edges = source_layout(record, catalog)
+    except BaseException:
+        catalog.delete_group(record.sg_name)  # nothing was made yet: the statement can simply be run again
+        raise
     skipped: dict[str, str] = {}
     for table in dependency_order(tables, edges):
         why = EXCLUDED if excluded(table, record.exclude) else None
