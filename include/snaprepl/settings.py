@@ -75,11 +75,13 @@ class Settings:
     :param detach_stale: a stale subscriber or incremental snapshot no longer holds its log's purge
         back: it is detached, and then needs REPL_INIT_SNAPSHOT or a complete refresh.
     :param reinit_detached: a detached subscriber's next sync pulls its local changes, then reloads it
-        (REPL_INIT_SNAPSHOT) instead of failing with a line saying it needs one.
+        (REPL_INIT_SNAPSHOT) instead of failing with a line saying it needs one (a publication's own
+        REPL_SET_PUBLICATION_REINIT overrides it).
     :param log_backlog_alert_rows: the watchdog alerts when a log holds more rows than this (0: never).
     :param watchdog_schedule: schedule of the ``snaprepl_watchdog`` DAG (see :mod:`snaprepl.ops.watchdog`).
     :param airflow_api_conn_id: HTTP connection to Airflow's REST API (host, login, password) the
-        watchdog asks which snaprepl DAGs are paused; without it that check is not made.
+        watchdog asks which snaprepl DAGs are paused when its own Task SDK does not answer (it
+        normally does: nothing to configure); without either that check is not made.
     """
 
     catalog_conn_id: str = "snaprepl_catalog"

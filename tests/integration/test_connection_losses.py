@@ -16,7 +16,7 @@ import pytest
 from snaprepl import api
 from snaprepl.catalog.migrate import upgrade
 from snaprepl.catalog.store import Catalog
-from snaprepl.connections.lookup import get_connection
+from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.database.sessions import Database, create_engine, forget_databases
 from snaprepl.errors import CatalogConnectionLost, ConnectionLost
 from snaprepl.reporting.status import collect_status
@@ -174,3 +174,14 @@ def test_a_catalog_that_died_mid_run_says_it_is_the_catalog(own_pg: OwnPostgres,
     finally:
         own_pg.start()
         own.dispose()
+
+
+def test_sql_without_parameters_reaches_every_database_as_written(
+    pg_db: RealDatabase, mysql_db: RealDatabase, tmp_path
+) -> None:
+    """A statement without parameters may hold ``%`` and ``:`` (Session.execute's promise): psycopg2 and
+    mysqlclient used to read ``%`` as a placeholder and fail on ``LIKE 'a%'``."""
+    sqlite_conn = ConnectionInfo(conn_id="pct_sqlite", conn_type="sqlite", host=str(tmp_path / "pct.db"))
+    for conn in (get_connection(pg_db.conn_id), get_connection(mysql_db.conn_id), sqlite_conn):
+        with Database(conn).session() as session:
+            assert session.query("SELECT CASE WHEN 'a%b' LIKE 'a%' THEN 'x%:y' END") == [("x%:y",)], conn.conn_type

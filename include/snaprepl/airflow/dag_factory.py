@@ -186,7 +186,8 @@ def _publication_doc(publication: PublicationRecord, loaded: list[str]) -> str:
             "subscriber's changed resources on the publisher with conflict resolution, one subscriber after "
             "another; then each push copies the publisher's versions to a subscriber (REPL_UPDATE_SNAPSHOT). "
             "A push carries the publisher as the latest pull scanned it. A manual run can do the pulls only "
-            "or the pushes only.\n"
+            "or the pushes only. A backfill pulls every subscriber, then reloads each one from the publisher "
+            "(REPL_INIT_SNAPSHOT: its changes since the pull are kept), once per backfill.\n"
         )
     return head + (
         "Each subscriber's changes are pulled into the publisher with conflict resolution, one subscriber "

@@ -1,8 +1,11 @@
 """The ``snaprepl_watchdog`` DAG: every ``[snaprepl] watchdog_schedule`` (5 minutes), the checks of
-:mod:`snaprepl.ops.watchdog`, with the paused DAGs read from Airflow's REST API through the HTTP
-connection ``[snaprepl] airflow_api_conn_id`` (host and port of the api-server; login and password
-when its users must log in). Without that connection the paused check is not made. Each run also
-sends ``snaprepl.watchdog.<condition>`` gauges: how many copies each condition holds for.
+:mod:`snaprepl.ops.watchdog`. Which snaprepl DAGs are paused the task asks the api-server itself,
+through the Task SDK with its own token (``RuntimeTaskInstance.get_dag``: the Execution API's
+``GET /dags/{dag_id}``), so nothing has to be configured. Where that does not answer, it asks
+Airflow's REST API through the HTTP connection ``[snaprepl] airflow_api_conn_id`` (host and port of
+the api-server; login and password when its users must log in), and without that connection the
+paused check is not made, which the task's log says. Each run also sends
+``snaprepl.watchdog.<condition>`` gauges: how many copies each condition holds for.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from airflow.sdk import DAG, task
 from airflow.sdk.observability.stats import Stats
 
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
 from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import ConnectionNotFound
 from snaprepl.ops.watchdog import CONDITIONS, check
@@ -45,8 +49,10 @@ def add_tasks(dag: DAG, settings: Settings) -> DAG:
     with dag:
 
         @task(task_id="check")
-        def watch() -> str:
-            report = check(Catalog.open(settings), settings, paused=paused_dags(settings))
+        def watch(**context: Any) -> str:
+            catalog = Catalog.open(settings)
+            paused = paused_through_task(context.get("ti"), watched_dag_ids(catalog))
+            report = check(catalog, settings, paused=paused_dags(settings) if paused is None else paused)
             for condition in CONDITIONS:
                 Stats.gauge(f"snaprepl.watchdog.{condition}", sum(c.condition == condition for c in report.holding))
             for started in report.started:
@@ -57,11 +63,47 @@ def add_tasks(dag: DAG, settings: Settings) -> DAG:
     return dag
 
 
+def watched_dag_ids(catalog: Catalog) -> list[str]:
+    """The DAGs whose pause the watchdog reports: every snapshot's, every loaded publication's."""
+    ids = [snapshot_dag_id(s.sn_name) for s in catalog.snapshots()]
+    for publication in catalog.publications():
+        if any(s.ss_init_state == "done" for s in catalog.subscriptions(publication.sp_item)):
+            ids.append(publication_dag_id(publication.sp_item))
+    return ids
+
+
+def paused_through_task(ti: Any, dag_ids: list[str]) -> set[str] | None:
+    """Which of ``dag_ids`` are paused, asked through the running task's Task SDK (its own token);
+    None when it cannot say (no task instance, or no answer for any of them). A DAG not parsed yet
+    is not paused."""
+    get_dag = getattr(ti, "get_dag", None)
+    if get_dag is None:
+        return None
+    paused: set[str] = set()
+    answered = 0
+    for dag_id in dag_ids:
+        try:
+            dag = get_dag(dag_id)
+        except Exception as err:  # not parsed yet, or gone: it pauses nothing
+            log.info("watchdog: the api-server did not return DAG %s: %s", dag_id, err)
+            continue
+        answered += 1
+        if dag.is_paused:
+            paused.add(dag_id)
+    return paused if answered or not dag_ids else None
+
+
 def paused_dags(settings: Settings) -> set[str] | None:
     """Ids of the paused snaprepl DAGs, from the REST API; None without its connection or answer."""
     try:
         conn = get_connection(settings.airflow_api_conn_id)
     except ConnectionNotFound:
+        log.warning(
+            "watchdog: paused DAGs are not checked: the Task SDK did not answer and there is no HTTP connection "
+            "%r to Airflow's REST API ([snaprepl] airflow_api_conn_id: host and port of the api-server, login and "
+            "password if its users log in)",
+            settings.airflow_api_conn_id,
+        )
         return None
     try:
         return _paused(_base_url(conn), _token(conn))

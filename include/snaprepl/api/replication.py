@@ -242,6 +242,24 @@ def repl_set_publication_stale(
 
 
 @checked
+def repl_set_publication_reinit(item: str, type: int, reinit: int | None, *, catalog: Catalog | None = None) -> str:
+    """``REPL_SET_PUBLICATION_REINIT(item, type, reinit)`` (snaprepl's addition): with ``reinit`` = 1 a
+    detached subscriber's next sync pulls its local changes, then reloads it (REPL_INIT_SNAPSHOT); with 0
+    it fails saying it needs one (NULL: as ``[snaprepl] reinit_detached`` says)."""
+    catalog = _catalog(catalog)
+    key = _published(catalog, item, type)
+    if reinit not in (None, 0, 1) or isinstance(reinit, bool):
+        raise InvalidArgument(f"reinit must be 0, 1 or NULL, not {reinit!r}")
+    catalog.update_publication(key, sp_reinit_detached=reinit)
+    rule = {
+        None: "as [snaprepl] reinit_detached says",
+        0: "fail until REPL_INIT_SNAPSHOT",
+        1: "are reloaded at their next sync",
+    }[reinit]
+    return f"publication {key}: detached subscribers {rule}"
+
+
+@checked
 def repl_purge_urplogs(*, catalog: Catalog | None = None, settings: Settings | None = None) -> str:
     """``REPL_PURGE_URPLOGS()``: purge update replay logs per publication, subscriber and direction."""
     return str(purge_urplogs(catalog=_catalog(catalog), settings=_settings(settings)))

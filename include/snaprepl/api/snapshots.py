@@ -36,6 +36,7 @@ from snaprepl.api.replication import (
     repl_init_snapshot,
     repl_purge_urplogs,
     repl_server_name,
+    repl_set_publication_reinit,
     repl_set_publication_schedule,
     repl_set_publication_spark_conn,
     repl_set_publication_stale,
@@ -335,6 +336,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_set_publication_schedule,
         repl_set_publication_spark_conn,
         repl_set_publication_stale,
+        repl_set_publication_reinit,
         repl_purge_urplogs,
     )
 }

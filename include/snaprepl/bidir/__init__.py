@@ -1,1 +1,1 @@
-"""Bi-directional snapshot replication: one publisher, many subscribers (SEMANTICS section 6)."""
+"""Bi-directional snapshot replication: one publisher, many subscribers (docs/semantics.md section 6)."""

@@ -20,7 +20,14 @@ from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.publications.job import sync_main
-from snaprepl.publications.steps import detached_message, failure_recorded, loaded_servers, run_steps, subscription_step
+from snaprepl.publications.steps import (
+    detached_message,
+    failure_recorded,
+    loaded_servers,
+    reinits_detached,
+    run_steps,
+    subscription_step,
+)
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -67,11 +74,12 @@ def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> A
 
 def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) -> Any:
     """One pull or push, recorded; the push to a detached subscriber fails saying it needs a reload,
-    or (``reinit_detached``) reloads it: its pull, before, took its local changes."""
+    or (``reinit_detached``, or the publication's SP_REINIT_DETACHED) reloads it: its pull, before,
+    took its local changes."""
     action = getattr(sync, kind)
     sub = catalog.subscription(server, sync.item) if kind == "push" else None
     if sub is not None and sub.ss_detached_at is not None:
-        if args.reinit_detached:
+        if reinits_detached(sync.publication, args.reinit_detached):
             if args.action == "push":  # a DAG's push task: take its local changes first all the same
                 _step(catalog, sync, server, "pull", args)
             kind, action = "init", lambda s: sync.init(s, args.rows_per_commit, atomic=args.atomic)

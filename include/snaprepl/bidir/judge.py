@@ -1,4 +1,4 @@
-"""What the publisher does with one change pulled from a subscriber (SEMANTICS section 6), as a pure
+"""What the publisher does with one change pulled from a subscriber (docs/semantics.md section 6), as a pure
 function of the change, the publisher's current row and the resolvers.
 
 * insert of a key the publisher has -> uniqueness conflict ('I' resolvers, default publisher wins);

@@ -63,7 +63,7 @@ class PublicationState:
         conn_id = server_conn(server, catalog=self.catalog)
         log = self.catalog.log(f"{record.ss_schema}.{record.ss_table}@{conn_id}")
         if log is None:
-            raise ReplicationError(f"the log of {server}'s replica of {self.item} is missing")
+            raise missing_replica_log(self.catalog, record, conn_id)
         return Side.open(server, log, role=f"subscriber {server}")
 
     def resolvers(self) -> dict[str, list[tuple[str, R.Resolver]]]:
@@ -78,3 +78,23 @@ class PublicationState:
 
     def dispose(self) -> None:
         self.publisher.db.dispose()
+
+
+def missing_replica_log(catalog: Catalog, sub: SubscriptionRecord, conn_id: str) -> ReplicationError:
+    """The one line a subscriber whose replica's log the catalog does not know fails with: its server
+    was moved to another connection, or its subscription recreated by hand. What to run is in the hint."""
+    table = f"{sub.ss_schema}.{sub.ss_table}"
+    others = [s.ss_server for s in catalog.subscriptions(sub.ss_item) if s.ss_server != sub.ss_server]
+    taken = {known.db_address for name in others if (known := catalog.server(name)) is not None}
+    taken.add(sub.ss_item.rpartition("@")[2])  # the publisher's own log
+    elsewhere = sorted(
+        r.snl_conn for r in catalog.logs() if r.snl_source.startswith(f"{table}@") and r.snl_conn not in taken
+    )
+    why = f"it was created on connection {', '.join(elsewhere)}" if elsewhere else "it was dropped or never created"
+    calls = f"'{sub.ss_server}', '{sub.ss_item}', {sub.ss_type}"
+    return ReplicationError(
+        f"subscriber {sub.ss_server} of {sub.ss_item}: the catalog has no log for its replica {table} on connection "
+        f"{conn_id} ({why}; was the server moved or its database recreated?)",
+        f"subscribe it again: REPL_DROP_SNAPSHOT_SUB({calls}); REPL_CREATE_SNAPSHOT_SUB({calls}); "
+        f"REPL_INIT_SNAPSHOT({calls})",
+    )

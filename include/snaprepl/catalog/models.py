@@ -1,4 +1,4 @@
-"""The SYS_* catalog tables (SEMANTICS section 2), as SQLAlchemy Core tables.
+"""The SYS_* catalog tables (docs/semantics.md section 2), as SQLAlchemy Core tables.
 
 Virtuoso's columns keep Virtuoso's names; what snaprepl adds is named in the same style. Times are
 naive UTC. ``SN_LAST_TS``, ``SP_LAST_TS``, ``SS_LAST_PULL_TS`` and the replay logs' ``SNAPTIME`` are
@@ -116,6 +116,7 @@ SYS_SERVERS = Table(
 
 STALE_COMMENT = "hours without a successful step before a subscriber is stale (NULL = [snaprepl] stale_after_hours)"
 DETACH_COMMENT = "1: detach stale subscribers, 0: never (NULL = [snaprepl] detach_stale)"
+REINIT_COMMENT = "1: reload a detached subscriber at its next sync, 0: never (NULL = [snaprepl] reinit_detached)"
 DETACHED_COMMENT = "when the subscriber stopped holding the publisher's log purge back (it needs REPL_INIT_SNAPSHOT)"
 
 SYS_SNAPSHOT_PUB = Table(
@@ -134,6 +135,7 @@ SYS_SNAPSHOT_PUB = Table(
     Column("SP_CREATED_AT", TIMESTAMP, nullable=False),
     Column("SP_STALE_AFTER_HOURS", Integer, comment=STALE_COMMENT),
     Column("SP_DETACH_STALE", Integer, comment=DETACH_COMMENT),
+    Column("SP_REINIT_DETACHED", Integer, comment=REINIT_COMMENT),
 )
 
 SYS_SNAPSHOT_SUB = Table(

@@ -152,6 +152,7 @@ class PublicationRecord(Record):
     sp_last_error: str | None = None
     sp_stale_after_hours: int | None = None
     sp_detach_stale: int | None = None
+    sp_reinit_detached: int | None = None
 
 
 @dataclass(frozen=True)

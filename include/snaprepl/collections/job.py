@@ -24,14 +24,22 @@ from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
+from snaprepl.collections.reload import reload
 from snaprepl.collections.scan import scan
 from snaprepl.collections.stores import Store, parse_item
 from snaprepl.collections.sync import CollectionSync, Counts
-from snaprepl.errors import ReplicationError
+from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.publications.job import sync_main
 from snaprepl.publications.leases import pull_lease, step_lease
 from snaprepl.publications.outcome import Outcome
-from snaprepl.publications.steps import failure_recorded, loaded_servers, run_steps, subscription_step
+from snaprepl.publications.steps import (
+    detached_message,
+    failure_recorded,
+    loaded_servers,
+    reinits_detached,
+    run_steps,
+    subscription_step,
+)
 from snaprepl.spark.job_args import SyncJobArgs
 
 
@@ -66,7 +74,20 @@ def run(spark: Any, args: SyncJobArgs, catalog: Catalog) -> list[Outcome]:
         return [_recorded(syncer, "init", args.server)]
     servers = [args.server] if args.server else loaded_servers(catalog, args.item)
     kinds = [args.action] if args.action in {"pull", "push"} else ["pull", "push"]
-    return run_steps(catalog, args.item, kinds, servers, lambda kind, server: _step(syncer, kind, server))
+    reinit = reinits_detached(catalog.publication(args.item), args.reinit_detached)
+    step = lambda kind, server: _step(syncer, _detached_kind(syncer, kind, server, args.action, reinit), server)  # noqa: E731
+    return run_steps(catalog, args.item, kinds, servers, step)
+
+
+def _detached_kind(syncer: CollectionSync, kind: str, server: str, action: str, reinit: bool) -> str:
+    """The step a push to a detached subscriber becomes with ``reinit``: ``init`` (a DAG's push task
+    pulls its local changes first all the same); without, the push fails naming what to run."""
+    sub = syncer.catalog.subscription(server, syncer.item) if kind == "push" and reinit else None
+    if sub is None or sub.ss_detached_at is None:
+        return kind
+    if action == "push":
+        _step(syncer, "pull", server)
+    return "init"
 
 
 def _store(syncer: CollectionSync, server: str) -> Store:
@@ -85,12 +106,14 @@ def _scan_publisher(syncer: CollectionSync) -> None:
 
 
 def _init(syncer: CollectionSync, sub: Store) -> None:
-    """REPL_INIT_SNAPSHOT: every publisher resource to ``sub`` (CollectionSync.init, its scan leased)."""
+    """REPL_INIT_SNAPSHOT: ``sub`` reloaded from the publisher (:mod:`snaprepl.collections.reload`; the
+    publisher's scan leased), attached again if it was detached."""
     syncer.pub.check()
     sub.check()
     _scan_publisher(syncer)
-    syncer.push(sub)
+    reload(syncer, sub)
     syncer._mark(sub, "push")
+    syncer.catalog.update_subscription(sub.server, syncer.item, ss_detached_at=None)
 
 
 def _pull(syncer: CollectionSync, sub: Store) -> None:
@@ -102,6 +125,9 @@ def _pull(syncer: CollectionSync, sub: Store) -> None:
 
 
 def _push(syncer: CollectionSync, sub: Store) -> None:
+    record = syncer.catalog.subscription(sub.server, syncer.item)
+    if record is not None and record.ss_detached_at is not None:  # tombstones were forgotten past it
+        raise CompleteRefreshRequired(detached_message(record))
     syncer.pub.check()
     sub.check()
     syncer.push(sub)

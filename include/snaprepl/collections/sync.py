@@ -106,16 +106,25 @@ class CollectionSync:
         return self.counts
 
     def _forget_tombstones(self) -> None:
-        """Deletions every side has applied are forgotten (a later create there is a plain insert)."""
-        manifests = [self.catalog.manifest(self.item, store.server) for store in (self.pub, *self.subs)]
+        """Deletions every side has applied are forgotten (a later create there is a plain insert). A
+        detached subscriber holds none back: its manifest keeps them for its reload (see
+        :mod:`snaprepl.collections.reload`)."""
+        stores, gone = self.forgettable_tombstones()
+        if gone:
+            for store in stores:
+                self.catalog.save_manifest(self.item, store.server, [], removed=gone)
+
+    def forgettable_tombstones(self) -> tuple[list[Store], list[str]]:
+        """The sides that are not detached, and the deletions all of them have applied."""
+        detached = {s.ss_server for s in self.catalog.subscriptions(self.item) if s.ss_detached_at is not None}
+        stores = [store for store in (self.pub, *self.subs) if store.server not in detached]
+        manifests = [self.catalog.manifest(self.item, store.server) for store in stores]
         gone = [
             rel
             for rel, entry in manifests[0].items()
             if entry.deleted and all(m.get(rel) is None or (m[rel].deleted and not m[rel].pending) for m in manifests)
         ]
-        if gone:
-            for store in (self.pub, *self.subs):
-                self.catalog.save_manifest(self.item, store.server, [], removed=gone)
+        return stores, gone
 
     def _mark(self, sub: Store, step: str) -> None:
         """A step done: its watermark (the update replay log is purged behind it) and time."""

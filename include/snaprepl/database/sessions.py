@@ -65,12 +65,20 @@ class _SqlAlchemySession(Session):
         self.dialect = dialect
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
-        result = self._conn.execute(sa.text(sql), dict(params)) if params else self._conn.exec_driver_sql(sql)
+        result = self._conn.execute(sa.text(sql), dict(params)) if params else self._as_is(sql)
         return result.rowcount
 
     def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        result = self._conn.execute(sa.text(sql), dict(params)) if params else self._conn.exec_driver_sql(sql)
+        result = self._conn.execute(sa.text(sql), dict(params)) if params else self._as_is(sql)
         return [tuple(row) for row in result.fetchall()]
+
+    def _as_is(self, sql: str) -> sa.CursorResult[Any]:
+        """``sql`` sent without parameters. SQLAlchemy still hands drivers of the ``format`` and
+        ``pyformat`` styles (psycopg2, mysqlclient) an empty parameter set, so they read ``%`` as a
+        placeholder: a ``LIKE 'a%'`` failed on PostgreSQL. Doubled, it reaches the server as written."""
+        if self._conn.dialect.paramstyle in ("format", "pyformat"):
+            sql = sql.replace("%", "%%")
+        return self._conn.exec_driver_sql(sql)
 
     def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:

@@ -227,7 +227,7 @@ class Dialect(Capabilities, ABC):
     def log_objects(self, table: ResolvedTable, key_columns: Sequence[str]) -> LogObjects:
         """Names of the log table, its key columns and triggers for ``table``.
 
-        PostgreSQL, MariaDB and SQLite follow SEMANTICS section 1 (``<schema>_<table>_I_log``);
+        PostgreSQL, MariaDB and SQLite follow docs/semantics.md section 1 (``<schema>_<table>_I_log``);
         the seed's other dialects override this with the names the seed lists for them.
         """
         base = underscored(table.schema, table.table)

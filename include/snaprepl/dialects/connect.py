@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from snaprepl.errors import UnsupportedConnection
 
-#: Extras snaprepl itself reads (see the README's Connections section).
+#: Extras snaprepl itself reads (see docs/concepts/connections.md).
 OWN_EXTRAS = frozenset({"qualifier", "replication_name", "driver_class", "sqlalchemy_url"})
 #: PostgreSQL extras passed on to psycopg2 (libpq) and pgjdbc.
 PG_EXTRAS = frozenset(

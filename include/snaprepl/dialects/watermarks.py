@@ -1,5 +1,5 @@
 """Exact watermarks, per dialect: how far a refresh, a pull or a push may move its watermark without
-passing a change that can still commit (SEMANTICS section 4, step 7).
+passing a change that can still commit (docs/semantics.md section 4, step 7).
 
 SNAPTIME is no commit order: PostgreSQL stamps a change with its transaction's start, MariaDB with its
 statement's time, so an entry can commit long after entries stamped later were applied. Each dialect

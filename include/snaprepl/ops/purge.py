@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from snaprepl.catalog.records import LogRecord, utcnow
+from snaprepl.catalog.records import COLLECTION_TYPE, LogRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.ops.staleness import detach_stale_subscribers
 from snaprepl.settings import Settings
@@ -22,10 +22,13 @@ class PurgedUrplogs:
 def purge_urplogs(*, catalog: Catalog, settings: Settings) -> PurgedUrplogs:
     """Per publication, subscriber and direction, delete entries older than that direction's own
     watermark (SS_LAST_PUSH_TS publisher to subscriber, SS_LAST_PULL_TS subscriber to publisher) minus
-    ``snp_repl_purge_offset``."""
+    ``snp_repl_purge_offset``. A collection's stale subscribers are detached first if its rule says so
+    (a table's are when its publisher's log is purged): its deletions stop waiting for them."""
     offset = timedelta(minutes=settings.snp_repl_purge_offset)
     deleted: dict[str, int] = {}
     for publication in catalog.publications():
+        if publication.sp_type == COLLECTION_TYPE:
+            detach_stale_subscribers(catalog, publication.sp_item, settings)
         for sub in catalog.subscriptions(publication.sp_item):
             if sub.ss_last_push_ts is not None:
                 direction = f"{publication.sp_item}: {publication.sp_server} -> {sub.ss_server}"

@@ -1,4 +1,4 @@
-"""Snapshot logs: ``CREATE``, ``DROP`` and ``PURGE SNAPSHOT LOG`` (SEMANTICS sections 3 and 5)."""
+"""Snapshot logs: ``CREATE``, ``DROP`` and ``PURGE SNAPSHOT LOG`` (docs/semantics.md sections 3 and 5)."""
 
 from __future__ import annotations
 
@@ -268,7 +268,7 @@ def _tolerance(snapshot: SnapshotRecord, settings: Settings) -> timedelta:
 
 
 def purge_snapshot_log(source: TableRef, *, catalog: Catalog, settings: Settings, force: bool = False) -> PurgeResult:
-    """``PURGE SNAPSHOT LOG FOR source [FORCE]`` (SEMANTICS section 5).
+    """``PURGE SNAPSHOT LOG FOR source [FORCE]`` (docs/semantics.md section 5).
 
     Without FORCE: delete the entries every incremental snapshot of the log has applied, i.e. those
     older than min(SN_LAST_TS - tolerance); if no snapshot uses the log it serves pull replication

@@ -1,5 +1,5 @@
 """The snapshot statements that run no refresh: ``DROP SNAPSHOT``, ``ALTER SNAPSHOT ... SCHEDULE`` and
-``REPL_PURGE_RPLOGS()`` (SEMANTICS section 4)."""
+``REPL_PURGE_RPLOGS()`` (docs/semantics.md section 4)."""
 
 from __future__ import annotations
 

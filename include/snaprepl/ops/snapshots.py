@@ -1,5 +1,5 @@
 """Snapshots: CREATE [NONINCREMENTAL] SNAPSHOT and UPDATE SNAPSHOT, the statements that run a refresh
-(SEMANTICS section 4; DROP and ALTER are in :mod:`snaprepl.ops.snapshot_upkeep`).
+(docs/semantics.md section 4; DROP and ALTER are in :mod:`snaprepl.ops.snapshot_upkeep`).
 
 Creating a snapshot registers it and fills it with a complete refresh. If that first fill fails, the
 statement takes itself back (the registration, and the destination table if it made it) so it can

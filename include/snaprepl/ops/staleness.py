@@ -5,9 +5,9 @@ A loaded subscriber is *stale* when it has completed no pull or push for ``[snap
 refreshed successfully for that long. With ``[snaprepl] detach_stale`` (SP_DETACH_STALE overrides it
 per publication) the purge detaches them first: a subscriber gets SS_DETACHED_AT and the publisher's
 log purge no longer waits for it; its next push says it needs REPL_INIT_SNAPSHOT (or, with
-``reinit_detached``, reloads it after its pull). A snapshot gets SN_NEEDS_COMPLETE, which already
-keeps it out of its log's purge and makes its next incremental refresh fail with ORA-12034's message
-(or refresh completely with ``fallback_complete``).
+``reinit_detached``, SP_REINIT_DETACHED per publication, reloads it after its pull). A snapshot gets
+SN_NEEDS_COMPLETE, which already keeps it out of its log's purge and makes its next incremental
+refresh fail with ORA-12034's message (or refresh completely with ``fallback_complete``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from snaprepl.catalog.records import PublicationRecord, SnapshotRecord, SubscriptionRecord, utcnow
 from snaprepl.catalog.store import Catalog
+from snaprepl.publications.steps import reinits_detached
 from snaprepl.settings import Settings
 
 #: Run outcomes that count as a successful run.
@@ -32,6 +33,26 @@ def detaches(publication: PublicationRecord | None, settings: Settings) -> bool:
     """Whether stale copies (of ``publication``, or snapshots when None) are detached."""
     own = publication.sp_detach_stale if publication is not None else None
     return bool(settings.detach_stale if own is None else own)
+
+
+def reinits(publication: PublicationRecord | None, settings: Settings) -> bool:
+    """Whether a detached subscriber of ``publication`` is reloaded at its next sync (SP_REINIT_DETACHED,
+    else ``[snaprepl] reinit_detached``; see :func:`snaprepl.publications.steps.reinits_detached`)."""
+    return reinits_detached(publication, settings.reinit_detached)
+
+
+def stale_rule(publication: PublicationRecord | None, settings: Settings) -> dict[str, object]:
+    """The publication's rule as in force (its own values, else the settings'), for ``status``."""
+    own = publication is not None and any(
+        v is not None
+        for v in (publication.sp_stale_after_hours, publication.sp_detach_stale, publication.sp_reinit_detached)
+    )
+    return {
+        "stale_after_hours": stale_after(publication, settings) / timedelta(hours=1),
+        "detach_stale": detaches(publication, settings),
+        "reinit_detached": reinits(publication, settings),
+        "own": own,
+    }
 
 
 def subscriber_last_success(sub: SubscriptionRecord) -> datetime:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from snaprepl.catalog.records import SubscriptionRecord, utcnow
+from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord, utcnow
 from snaprepl.catalog.run_history import clean_error, record_sync
 from snaprepl.catalog.store import Catalog
 from snaprepl.errors import ReplicationError, SnapreplError
@@ -76,6 +76,13 @@ def _record_failed(catalog: Catalog, item: str, err: BaseException) -> None:
     catalog.update_publication(item, sp_last_status="failed", sp_last_error=clean_error(err), sp_last_sync_at=utcnow())
 
 
+def reinits_detached(publication: PublicationRecord | None, default: bool) -> bool:
+    """Whether a detached subscriber of ``publication`` is reloaded at its next sync instead of failing:
+    its SP_REINIT_DETACHED (REPL_SET_PUBLICATION_REINIT), else ``default`` (``[snaprepl] reinit_detached``)."""
+    own = publication.sp_reinit_detached if publication is not None else None
+    return default if own is None else bool(own)
+
+
 def detached_message(sub: SubscriptionRecord) -> str:
     """The one line a detached subscriber's push fails with (see :mod:`snaprepl.ops.staleness`)."""
     at = sub.ss_detached_at
@@ -83,7 +90,8 @@ def detached_message(sub: SubscriptionRecord) -> str:
     return (
         f"subscriber {sub.ss_server} of {sub.ss_item} was detached at {when} (stale: no sync for longer than its "
         f"stale threshold), and the publisher's log was purged past it; it needs "
-        f"REPL_INIT_SNAPSHOT('{sub.ss_server}', '{sub.ss_item}', {sub.ss_type}) (or set reinit_detached)"
+        f"REPL_INIT_SNAPSHOT('{sub.ss_server}', '{sub.ss_item}', {sub.ss_type}) (or "
+        f"REPL_SET_PUBLICATION_REINIT('{sub.ss_item}', {sub.ss_type}, 1) to reload it at its next sync)"
     )
 
 

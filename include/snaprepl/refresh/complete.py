@@ -1,4 +1,4 @@
-"""Complete (nonincremental) refresh (SEMANTICS section 4).
+"""Complete (nonincremental) refresh (docs/semantics.md section 4).
 
 The query's result is read in parallel key ranges and loaded into a staging table in the destination
 database (streamed by the source dialect's bulk pipe where the pair has one and the column types

@@ -1,4 +1,4 @@
-"""Incremental refresh (SEMANTICS section 4).
+"""Incremental refresh (docs/semantics.md section 4).
 
 1. The window (:mod:`snaprepl.refresh.window`): by transaction ids where the log records them, else
    from SN_LAST_TS (minus the tolerance where the watermark is not exact); refuse ("complete refresh

@@ -1,4 +1,4 @@
-"""The window of an incremental refresh (SEMANTICS section 4, step 1) and whether it holds work.
+"""The window of an incremental refresh (docs/semantics.md section 4, step 1) and whether it holds work.
 
 SQL only, no Spark: the job asks before it starts a SparkSession, and the submitter
 (:mod:`snaprepl.refresh.idle`) asks before it starts a job at all.

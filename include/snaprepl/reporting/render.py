@@ -188,22 +188,34 @@ def _publications_table(publications: list[dict[str, Any]]) -> str:
             publication["schedule"] or "manual",
             _sync_outcome(publication),
             ", ".join(_resolver(r) for r in publication["resolvers"]) or "defaults",
+            _stale_rule(publication.get("stale_rule")),
             publication["dag_id"],
         ]
         for publication in publications
     ]
-    return _table("publications", ["publication", "publisher", "schedule", "last sync", "resolvers", "DAG"], rows)
+    headers = ["publication", "publisher", "schedule", "last sync", "resolvers", "stale rule", "DAG"]
+    return _table("publications", headers, rows)
 
 
-def _subscriber_state(sub: dict[str, Any]) -> str:
-    """The subscriber's "state" cell."""
+def _stale_rule(rule: dict[str, Any] | None) -> str:
+    """``stale after 72 h, detach, reinit``: when its subscribers are stale and what happens then."""
+    if not rule:
+        return ""
+    text = f"stale after {rule['stale_after_hours']:g} h"
+    text += ", detach" if rule["detach_stale"] else ""
+    return text + (", reinit" if rule["reinit_detached"] else "")
+
+
+def _subscriber_state(sub: dict[str, Any], rule: dict[str, Any]) -> str:
+    """The subscriber's "state" cell (``rule``: its publication's stale rule)."""
     if sub["died"]:
         return f"DIED: push run {sub['died']['run_id']}: {sub['died']['why']}"
     if sub.get("needs_init"):
         return f"NEEDS REPL_INIT_SNAPSHOT: {sub['needs_init'][:80]}"
     state = sub["status"] or ("loaded" if sub["loaded"] else f"not loaded ({sub['init_state'] or 'no init'})")
     if sub.get("detached_at"):
-        state = f"DETACHED {sub['detached_at']} (needs REPL_INIT_SNAPSHOT), {state}"
+        then = "reloaded at its next sync" if rule.get("reinit_detached") else "needs REPL_INIT_SNAPSHOT"
+        state = f"DETACHED {sub['detached_at']} ({then}), {state}"
     elif sub.get("stale"):
         state = f"stale, {state}"
     return state + (f": {sub['error'][:80]}" if sub["error"] else "")
@@ -215,7 +227,7 @@ def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
             publication["item"],
             sub["server"],
             sub["replica"],
-            _subscriber_state(sub),
+            _subscriber_state(sub, publication.get("stale_rule") or {}),
             sub["last_pull_at"],
             sub["last_push_at"],
             _cell(sub.get("to_pull")),

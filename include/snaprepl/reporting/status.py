@@ -24,7 +24,7 @@ from snaprepl.database.sessions import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
 from snaprepl.ops.group_status import group_entries
-from snaprepl.ops.staleness import snapshot_is_stale, subscriber_is_stale
+from snaprepl.ops.staleness import snapshot_is_stale, stale_rule, subscriber_is_stale
 from snaprepl.publications.leases import pull_lease, push_lease
 from snaprepl.publications.outcome import DECISIONS
 from snaprepl.refresh.stale import run_state
@@ -154,6 +154,7 @@ def _publication(catalog: Catalog, publication: PublicationRecord, context: _Pub
         "running": _running(locks, pull_lease(item)),
         "died": run_state(locks.get(pull_lease(item)), None),
         "resolvers": _resolvers(catalog, publication),
+        "stale_rule": stale_rule(publication, context.settings),
         "subscribers": [_subscriber(catalog, item, sub, context) for sub in catalog.subscriptions(item)],
     }
 
@@ -352,7 +353,11 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
     _add_last_runs(report, catalog.last_runs())
     for entry, snapshot in zip(report["snapshots"], snapshots, strict=True):
         entry["stale"] = snapshot.incremental and snapshot_is_stale(catalog, snapshot, settings, utcnow())
-    report["settings"].update(stale_after_hours=settings.stale_after_hours, detach_stale=settings.detach_stale)
+    report["settings"].update(
+        stale_after_hours=settings.stale_after_hours,
+        detach_stale=settings.detach_stale,
+        reinit_detached=settings.reinit_detached,
+    )
     checks = catalog.last_runs(checks=True)
     for entry in report["snapshots"]:
         entry["last_verify"] = _verify(checks.get((entry["name"], None)))

@@ -14,6 +14,7 @@ import logging
 from snaprepl.bidir.idle import sync_if_idle
 from snaprepl.catalog.records import COLLECTION_TYPE
 from snaprepl.catalog.store import Catalog
+from snaprepl.collections.idle import collection_sync_if_idle
 from snaprepl.common.timeouts import capped
 from snaprepl.publications.outcome import Outcome
 from snaprepl.refresh.idle import refresh_if_idle
@@ -42,11 +43,12 @@ def idle_sync(
     action: str, item: str, server: str | None, catalog: Catalog, settings: Settings, run_id: str
 ) -> list[Outcome] | None:
     """The outcomes of sync job ``action`` of ``item`` if none of its steps has anything to do
-    (recorded in the catalog); None when a job must run (always for a collection: only its scan can tell)."""
+    (recorded in the catalog); None when a job must run. A collection's check scans its sides, as the
+    job would (:mod:`snaprepl.collections.idle`)."""
     try:
         publication = catalog.publication(item)
         if publication is not None and publication.sp_type == COLLECTION_TYPE:
-            return None
+            return collection_sync_if_idle(catalog, item, action, server, run_id)
         with capped(CHECK_LOCK_SECONDS):
             return sync_if_idle(
                 catalog, item, action, server, run_id, tolerance_minutes=settings.snp_repl_tolerance_offset

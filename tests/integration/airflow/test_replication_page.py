@@ -8,7 +8,7 @@ snapshot (its name has a '/' and a '%'), a conflict and a few runs of history ar
 catalog's own methods. One headless Chromium, with the admin logged in through Airflow's form, serves
 the browser tests: pages of other origins try to press the buttons, then the page's own one works.
 
-Set SNAPREPL_UPDATE_SCREENSHOT=1 to also write docs/replication-page.png (the README's screenshot).
+Set SNAPREPL_UPDATE_SCREENSHOT=1 to also write docs/replication-page.png (the docs' screenshot of the page).
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ def test_an_unreachable_subscriber_stops_no_other_and_is_named(
 
     [line] = str(failed.value).splitlines()
     assert line.startswith(f"{item}: subscriber {my} failed its pull (1 of 2 synced): "), line
+    # Its server now points at another connection (as if moved): the line says so, the hint what to run.
+    assert f"on connection {GONE} (it was created on connection " in line, line
+    assert f"REPL_DROP_SNAPSHOT_SUB('{my}', '{item}', 2)" in (failed.value.hint or ""), failed.value.hint
     # The reachable subscriber was pulled and pushed: both changes are on the publisher and on it.
     rows = item_rows(servers.pub, table)
     assert {k: v[0] for k, v in rows.items()} == {1: "from pub", 2: "from lite"}

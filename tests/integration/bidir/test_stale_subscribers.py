@@ -1,6 +1,6 @@
 """A subscriber gone longer than its publication's stale threshold: shown stale and alerted once by
 the watchdog (a real SMTP server); with detach_stale the publisher's log purge goes past it; back,
-its sync says it needs REPL_INIT_SNAPSHOT, or with reinit_detached pulls its local changes and
+its sync says it needs REPL_INIT_SNAPSHOT, or with its publication's reinit rule pulls its local changes and
 reloads it; every replica converges, and the watchdog says the condition cleared."""
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def test_a_stale_subscriber_is_alerted_detached_and_reloaded_without_losing_its_
     status = collect_status(catalog, own, probe=False)
     [sub] = [s for p in status["publications"] if p["item"] == item for s in p["subscribers"] if s["server"] == my]
     assert sub["stale"] is True and sub["detached_at"] is None and "stale, " in render_text(status)
+    assert "stale after 1 h, detach" in render_text(status), "the publication's rule in force"
     check(catalog, own, paused=set())
     check(catalog, own, paused=set())  # alerted once, not at every check
     assert [b for b in smtp_server.bodies() if item in b and my in b and ": stale: " in b] != []
@@ -83,7 +84,8 @@ def test_a_stale_subscriber_is_alerted_detached_and_reloaded_without_losing_its_
     assert item_rows(servers.pub, table)[2][0] == "mine while away"
 
     change(servers.my, f"INSERT INTO {table} (item_id, name, price) VALUES (?, ?, ?)", 4, "mine too", "4.00")
-    sync(dataclasses.replace(own, reinit_detached=True))
+    run_script(f"REPL_SET_PUBLICATION_REINIT('{item}', 2, 1)", catalog=catalog)  # reinit_detached, its own
+    sync(own)
 
     rows = item_rows(servers.pub, table)
     assert {k: v[0] for k, v in rows.items()} == {1: "pub", 2: "mine while away", 3: "new", 4: "mine too"}
