@@ -24,6 +24,8 @@ from snaprepl.airflow.group_dag import SnapshotGroupOperator
 from snaprepl.api.script import run_script
 from snaprepl.common.dag_names import group_dag_id
 from snaprepl.errors import SnapreplError
+from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.stale import drop_staging_tables
 from snaprepl.reporting.render import render_text
 from snaprepl.reporting.status import collect_status
 from tests.support.databases import RealDatabase
@@ -155,7 +157,9 @@ def _copy(dest: RealDatabase, p: str, table: str) -> dict[Any, tuple[Any, ...]]:
     return {(r[0] if width == 1 else tuple(r[:width])): tuple(r[width:]) for r in rows}
 
 
-def _a_failing_member_rolls_the_whole_group_back(dest: RealDatabase, p: str, group: str, kw: dict[str, Any]) -> None:
+def _a_failing_member_rolls_the_whole_group_back(
+    dest: RealDatabase, p: str, group: str, catalog: Any, kw: dict[str, Any]
+) -> None:
     """The last member applied (lines) refuses new rows: the group's destination transaction rolls back,
     so the copies its parents got in it are gone too (a reader never sees half a group)."""
     lines, before = dest.q(f"{p}_lines"), {t: _copy(dest, p, t) for t in ("customers", "orders", "clock")}
@@ -168,6 +172,11 @@ def _a_failing_member_rolls_the_whole_group_back(dest: RealDatabase, p: str, gro
     with pytest.raises(SnapreplError):
         run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
     assert {t: _copy(dest, p, t) for t in before} == before, "nothing of the failed group refresh is visible"
+    record = catalog.snapshot(f"{dest.schema}.{p}_lines@{dest.conn_id}")
+    stage = Endpoints.of(record).staging_name("grp")
+    assert not dest.table_exists(stage), "the failed run dropped its staging tables"
+    dest.run(f"CREATE TABLE {dest.q(stage)} (x int)")  # as a killed run leaves it
+    assert drop_staging_tables(record) == [stage], "a killed group run's staging table is found by name"
     dest.run(f"DROP TRIGGER {p}_no" if dest.dialect == "sqlite" else f"ALTER TABLE {lines} DROP CONSTRAINT {p}_no")
 
 
@@ -200,7 +209,7 @@ def _refresh_under_writes(
                 assert _copy(dest, p, "shipments") == {1: ("a",), 2: ("b",)}
             seen.append(seq)
             if round_ == 1:
-                _a_failing_member_rolls_the_whole_group_back(dest, p, group, kw)
+                _a_failing_member_rolls_the_whole_group_back(dest, p, group, catalog, kw)
             if round_ == 2:
                 assert f"new table {p}_later is not in the group" in str(done), str(done)
     finally:

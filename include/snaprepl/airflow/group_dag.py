@@ -17,7 +17,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleExcept
 
 from snaprepl.airflow.dag_common import TAG, snaprepl_dag, timetable
 from snaprepl.airflow.metrics import refresh_metrics
-from snaprepl.airflow.operators import failing_fast, lease_busy
+from snaprepl.airflow.operators import drop_in_background, failing_fast, lease_busy
 from snaprepl.airflow.runs import INCREMENTAL, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode
 from snaprepl.catalog import backfills
 from snaprepl.catalog.records import GroupRecord
@@ -86,6 +86,15 @@ class SnapshotGroupOperator(BaseOperator):
             "joined": result.joined,
             "not_joined": result.not_joined,
         }
+
+    def on_kill(self) -> None:
+        """Drop the members' staging tables (a killed run commits nothing: its one destination
+        transaction rolls back), as a snapshot's task does."""
+        catalog = Catalog.open(Settings.load())
+        for member in catalog.group_members(self.group):
+            record = catalog.snapshot(member)
+            if record is not None:
+                drop_in_background(record, self.log, wait=1.0)
 
 
 def group_dag(
