@@ -2,8 +2,8 @@
 consistent point of its last refresh per source) and SYS_SNAPSHOT_GROUP_MEMBER (which snapshots are in
 which group; a snapshot is in one group at most).
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-11-27
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import mysql
 
-revision = "0014"
-down_revision = "0013"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
