@@ -24,24 +24,60 @@ class Checksums:
 
         def quote(self, name: str) -> str: ...
 
+    def row_digest(self, columns: Sequence[str]) -> str | None:
+        """A 64-bit (or narrower) integer hash of the canonical text of ``v``'s ``columns``; None when
+        the database cannot compute one."""
+        return None
+
+    def key_bucket(self, key: Sequence[str], buckets: int) -> str:
+        """The bucket (of ``buckets``) of ``v``'s ``key``: a hash of its text."""
+        raise NotImplementedError
+
+    def range_bucket(self, column: str, lower: int, width: int) -> str:
+        """The range bucket of ``v``'s integer ``column``: ``(column - lower)`` divided by ``width``,
+        as an integer (how negative quotients round does not matter: both sides use this SQL)."""
+        return f"((v.{self.quote(column)} - ({lower})) / {width})"
+
     def bucket_sums_sql(self, query: str, columns: Sequence[str], key: Sequence[str], buckets: int) -> str | None:
         """``SELECT bucket, rows, hash sum`` of ``query``'s rows grouped by ``buckets`` buckets of the
         key; None when the database cannot compute it."""
-        return None
+        digest = self.row_digest(columns)
+        if digest is None:
+            return None
+        return (
+            f"SELECT b, COUNT(*), SUM(h) FROM (SELECT {self.key_bucket(key, buckets)} AS b, {digest} AS h "
+            f"FROM ({query}) v) s GROUP BY b"
+        )
+
+    def range_sums_sql(
+        self, query: str, columns: Sequence[str], column: str, bucket: tuple[int, int], span: tuple[int, int] | None
+    ) -> str | None:
+        """``SELECT bucket, rows, hash sum, smallest key, largest key`` of ``query``'s rows grouped by
+        range buckets (``bucket``: lower, width) of the integer ``column``, only the keys of ``span``
+        (both ends included) when given; None when the database cannot compute it."""
+        digest = self.row_digest(columns)
+        if digest is None:
+            return None
+        quoted = f"v.{self.quote(column)}"
+        where = f" WHERE {quoted} BETWEEN {span[0]} AND {span[1]}" if span else ""
+        return (
+            f"SELECT b, COUNT(*), SUM(h), MIN(k), MAX(k) FROM (SELECT {self.range_bucket(column, *bucket)} AS b, "
+            f"{digest} AS h, {quoted} AS k FROM ({query}) v{where}) s GROUP BY b"
+        )
 
 
 class PostgresChecksums(Checksums):
-    def bucket_sums_sql(self, query: str, columns: Sequence[str], key: Sequence[str], buckets: int) -> str | None:
-        # hashtextextended (64 bits, PostgreSQL 11+) is several times cheaper than md5. Two servers whose
-        # hash functions disagreed would only send the comparison to Spark, never hide a difference.
-        row = f"ROW({', '.join('v.' + self.quote(c) for c in columns)})::text"
+    # hashtextextended (64 bits, PostgreSQL 11+) is several times cheaper than md5. Two servers whose
+    # hash functions disagreed would only send the comparison to Spark, never hide a difference.
+    def row_digest(self, columns: Sequence[str]) -> str | None:
+        return f"hashtextextended(ROW({', '.join('v.' + self.quote(c) for c in columns)})::text, 0)"
+
+    def key_bucket(self, key: Sequence[str], buckets: int) -> str:
         key_text = f"ROW({', '.join('v.' + self.quote(k) for k in key)})::text"
-        bucket = f"mod(hashtextextended({key_text}, 1) & 9223372036854775807, {buckets})"
-        digest = f"hashtextextended({row}, 0)"
-        return (
-            f"SELECT b, COUNT(*), SUM(h::numeric) FROM (SELECT {bucket} AS b, {digest} AS h "
-            f"FROM ({query}) v) s GROUP BY b"
-        )
+        return f"mod(hashtextextended({key_text}, 1) & 9223372036854775807, {buckets})"
+
+    def range_bucket(self, column: str, lower: int, width: int) -> str:
+        return f"((v.{self.quote(column)}::bigint - ({lower})) / {width})"
 
 
 class MySqlChecksums(Checksums):
@@ -50,7 +86,11 @@ class MySqlChecksums(Checksums):
         values = [f"IFNULL(HEX(CAST(v.{self.quote(c)} AS BINARY)), 'n')" for c in columns]
         return f"CONCAT_WS(',', {', '.join(values)})"
 
-    def bucket_sums_sql(self, query: str, columns: Sequence[str], key: Sequence[str], buckets: int) -> str | None:
-        bucket = f"MOD(CONV(SUBSTR(MD5({self._text(key)}), 1, 8), 16, 10), {buckets})"
-        digest = f"CAST(CONV(SUBSTR(MD5({self._text(columns)}), 1, 15), 16, 10) AS UNSIGNED)"
-        return f"SELECT b, COUNT(*), SUM(h) FROM (SELECT {bucket} AS b, {digest} AS h FROM ({query}) v) s GROUP BY b"
+    def row_digest(self, columns: Sequence[str]) -> str | None:
+        return f"CAST(CONV(SUBSTR(MD5({self._text(columns)}), 1, 15), 16, 10) AS UNSIGNED)"
+
+    def key_bucket(self, key: Sequence[str], buckets: int) -> str:
+        return f"MOD(CONV(SUBSTR(MD5({self._text(key)}), 1, 8), 16, 10), {buckets})"
+
+    def range_bucket(self, column: str, lower: int, width: int) -> str:
+        return f"((v.{self.quote(column)} - ({lower})) DIV {width})"
