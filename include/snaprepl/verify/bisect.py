@@ -18,8 +18,9 @@ from snaprepl.verify.compare import Comparison
 from snaprepl.verify.db_sums import DatabaseSums
 from snaprepl.verify.ranges import KeyRanges, Span, split
 
-#: A differing range with at most this many rows on either side is read rather than split.
-READ_ROWS = 256
+#: A differing range with at most this many rows on either side is read rather than split: twice the
+#: first pass's bucket (:func:`.compare.bucket_count`), so evenly spread keys need no second query.
+READ_ROWS = 512
 #: Sub-ranges a differing range is split into.
 PARTS = 16
 

@@ -27,11 +27,15 @@ class DatabaseSums:
     def of(cls, source_db: Database, dest_db: Database, sides: Sides) -> DatabaseSums | None:
         """The sums of ``sides``, or None when the databases cannot compute comparable ones."""
         source, dest = source_db.dialect, dest_db.dialect
-        if source.name != dest.name or source.row_digest(["x"]) is None:
+        if source.name != dest.name or source.row_digest(sides.source.columns) is None:
             return None
         types = zip(sides.source.columns, sides.dest_columns, strict=True)
         if any(to_generic(s.type_sql, source.name) != to_generic(d.type_sql, dest.name) for s, d in types):
             return None
+        for database in (source_db, dest_db):  # both must compute the same digest
+            with database.session(read_only=True) as session:
+                if not database.dialect.checksums_usable(session):
+                    return None
         return cls(source_db, dest_db, sides)
 
     def hashed(self, buckets: int) -> tuple[bool, int]:
@@ -39,11 +43,9 @@ class DatabaseSums:
         sides = self.sides
         key_order = [sides.source.columns[[c.name for c in sides.dest_columns].index(k)].name for k in sides.key]
         source_sql = self.source_db.dialect.bucket_sums_sql(
-            sides.source.query, [c.name for c in sides.source.columns], key_order, buckets
+            sides.source.query, sides.source.columns, key_order, buckets
         )
-        dest_sql = self.dest_db.dialect.bucket_sums_sql(
-            sides.dest.query, [c.name for c in sides.dest_columns], sides.key, buckets
-        )
+        dest_sql = self.dest_db.dialect.bucket_sums_sql(sides.dest.query, sides.dest_columns, sides.key, buckets)
         ours, theirs = self._both(source_sql or "", dest_sql or "")
         return ours == theirs, sum(int(row[0]) for row in ours.values())
 
@@ -53,10 +55,10 @@ class DatabaseSums:
         sides = self.sides
         within = (span.lo, span.hi) if span else None
         source_sql = self.source_db.dialect.range_sums_sql(
-            sides.source.query, [c.name for c in sides.source.columns], ranges.source_column, bucket, within
+            sides.source.query, sides.source.columns, ranges.source_column, bucket, within
         )
         dest_sql = self.dest_db.dialect.range_sums_sql(
-            sides.dest.query, [c.name for c in sides.dest_columns], ranges.dest_column, bucket, within
+            sides.dest.query, sides.dest_columns, ranges.dest_column, bucket, within
         )
         ours, theirs = self._both(source_sql or "", dest_sql or "")
         return differing(ours, theirs), sum(int(row[0]) for row in ours.values())
