@@ -2,10 +2,12 @@
 
 Both sides are read once in the key ranges a complete refresh plans (:mod:`snaprepl.spark.partitioning`),
 every row reduced to its canonical key, a hash of its canonical values (:mod:`.canonical`) and a
-bucket of the key space (a hash of the key). Each side sends only a count and a sum of hashes per
-bucket to the driver: when every bucket agrees the copy is equal, after one read of each side. The
-buckets that disagree are read again, on both sides, and only their rows are joined by key, which
-names each difference: missing (in the source only), extra (in the copy only), different.
+bucket of the key space (a range of the key's integer first column, :mod:`.ranges`, else a hash of
+the key). Each side sends only a count and a sum of hashes per bucket to the driver: when every
+bucket agrees the copy is equal, after one read of each side. The rows of the buckets that disagree
+are read again on both sides (only their key ranges, when buckets are ranges; else both sides,
+keeping those buckets) and joined by key, which names each difference: missing (in the source
+only), extra (in the copy only), different.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from snaprepl.spark.io import PredicatePartitioning
 from snaprepl.spark.session import session_of
 from snaprepl.verify.canonical import BUCKET, HASH, KEY, hashed, quoted
 from snaprepl.verify.model import DIFFERENT, EXTRA, MISSING, SAMPLE_SIZE
-from snaprepl.verify.ranges import KeyRanges, RangeSums, Span, differing, span_condition
+from snaprepl.verify.ranges import KeyRanges, Span, differing, span_condition
 from snaprepl.verify.sides import Side, Sides
 
 KIND = "snaprepl_kind"
@@ -89,13 +91,11 @@ class Comparison:
     def differing_spans(self) -> tuple[list[Span], int]:
         """The range buckets whose count or hash sum differ, as spans of keys, and the source's rows."""
         source, dest = self._both_sums()
-        ours: RangeSums = source
-        return differing(ours, dest), sum(s[0] for s in source.values())
+        return differing(source, dest), sum(s[0] for s in source.values())
 
     def _chosen(self, side: Side, target: list[Span] | list[int]) -> Any:
         """``side``'s hashed rows in ``target``: spans of keys (only they are read) or hash buckets."""
-        if target and isinstance(target[0], Span):
-            assert self.ranges is not None
+        if target and isinstance(target[0], Span) and self.ranges is not None:
             spans = [s for s in target if isinstance(s, Span)]
             names = [c.name for c in self.sides.dest_columns]
             column = side.columns[names.index(self.ranges.dest_column)].name
