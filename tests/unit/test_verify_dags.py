@@ -23,7 +23,7 @@ def test_a_publication_verify_dag_has_one_task_per_replica_only_when_scheduled()
     import dataclasses
 
     from snaprepl.airflow.verify_operator import ReplicaVerifyOperator
-    from snaprepl.dag_names import publication_verify_dag_id
+    from snaprepl.common.dag_names import publication_verify_dag_id
     from tests.support.dag_factory_fakes import PUB, publication
 
     plain = publication()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from snaprepl.airflow_config import airflow_option
+from snaprepl.common.airflow_config import airflow_option
 
 _BACKENDS = ("statsd_on", "statsd_datadog_enabled", "otel_on")
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.db import Database
+from snaprepl.database.sessions import Database
 from snaprepl.dialects.types import to_generic
 from snaprepl.verify.sides import Sides
 

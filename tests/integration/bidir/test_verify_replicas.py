@@ -44,7 +44,7 @@ def test_a_replica_changed_behind_snaprepls_back_is_found_and_repaired(
         assert sorted(servers.pub.rows(f"SELECT * FROM {table}")) == published, "the publisher is never written"
         runs = catalog.history(limit=50)
         assert any(r.rh_kind == "repair" and r.rh_server == servers.name(db) for r in runs)
-        from snaprepl.status import collect_status
+        from snaprepl.reporting.status import collect_status
 
         item = next(r.rh_copy for r in runs if r.rh_kind == "repair" and r.rh_server == servers.name(db))
         publication = next(
