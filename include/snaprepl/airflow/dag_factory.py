@@ -31,7 +31,7 @@ from snaprepl.airflow.purge_dags import (
     update_replay_log_purge_dag,
 )
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
-from snaprepl.airflow.verify_operator import SnapshotVerifyOperator
+from snaprepl.airflow.verify_operator import ReplicaVerifyOperator, SnapshotVerifyOperator
 from snaprepl.airflow.watchdog import WATCHDOG_DAG, add_tasks, dag_args
 from snaprepl.catalog.records import COLLECTION_TYPE, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
@@ -42,6 +42,7 @@ from snaprepl.common.dag_names import (
     asset_uri,
     group_dag_id,
     publication_dag_id,
+    publication_verify_dag_id,
     safe_id,
     snapshot_dag_id,
     task_key,
@@ -174,6 +175,25 @@ def verify_dag(record: SnapshotRecord, settings: Settings) -> DAG:
     return dag
 
 
+def publication_verify_dag(publication: PublicationRecord, subs: list[SubscriptionRecord], settings: Settings) -> DAG:
+    """The publication's verify DAG, on its verify schedule: one task per subscriber's replica (in
+    parallel, each independent of the others), comparing it with the publisher's table."""
+    item = publication.sp_item
+    with snaprepl_dag(
+        settings,
+        dag_id=publication_verify_dag_id(item),
+        description=f"verify the replicas of snaprepl publication {item} against the publisher",
+        schedule=timetable(publication.sp_verify_schedule),
+        tags=[TAG, "publication", "verify"],
+        doc_md=f"Compares each subscriber's replica of `{item}` with the publisher's table (`snaprepl verify`); "
+        "writes nothing. Differences send an alert and the metric `snaprepl.verify.differences`.",
+    ) as dag:
+        for sub in sorted(subs, key=lambda s: s.ss_server):
+            if sub.ss_type != COLLECTION_TYPE:  # a table's replica (a collection's tables: by name)
+                ReplicaVerifyOperator(task_id=f"verify__{task_key(sub.ss_server)}", item=item, server=sub.ss_server)
+    return dag
+
+
 def _publication_doc(publication: PublicationRecord, loaded: list[str]) -> str:
     head = (
         f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
@@ -274,6 +294,12 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
             f"publication {pub.sp_item}",
             lambda p=pub: publication_dag(p, catalog.subscriptions(p.sp_item), settings),
         )
+        if pub.sp_verify_schedule:
+            yield (
+                publication_verify_dag_id(pub.sp_item),
+                f"verify of publication {pub.sp_item}",
+                lambda p=pub: publication_verify_dag(p, catalog.subscriptions(p.sp_item), settings),
+            )
     if publications:
         yield URPLOG_PURGE_DAG, "update replay log purge", lambda: update_replay_log_purge_dag(settings)
     if publications or catalog.snapshots():

@@ -31,6 +31,7 @@ from snaprepl.api.replication import (
     repl_set_publication_schedule,
     repl_set_publication_spark_conn,
     repl_set_publication_stale,
+    repl_set_publication_verify_schedule,
     repl_snp_server,
     repl_update_snapshot,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "repl_set_publication_spark_conn",
     "repl_set_publication_stale",
     "repl_set_snapshot_group_schedule",
+    "repl_set_publication_verify_schedule",
     "repl_set_snapshot_schedule",
     "repl_set_snapshot_spark_conn",
     "repl_set_snapshot_verify_schedule",

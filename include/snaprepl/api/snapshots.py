@@ -40,6 +40,7 @@ from snaprepl.api.replication import (
     repl_set_publication_schedule,
     repl_set_publication_spark_conn,
     repl_set_publication_stale,
+    repl_set_publication_verify_schedule,
     repl_snp_server,
     repl_update_snapshot,
 )
@@ -337,6 +338,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_set_publication_spark_conn,
         repl_set_publication_stale,
         repl_set_publication_reinit,
+        repl_set_publication_verify_schedule,
         repl_purge_urplogs,
     )
 }

@@ -136,6 +136,7 @@ SYS_SNAPSHOT_PUB = Table(
     Column("SP_STALE_AFTER_HOURS", Integer, comment=STALE_COMMENT),
     Column("SP_DETACH_STALE", Integer, comment=DETACH_COMMENT),
     Column("SP_REINIT_DETACHED", Integer, comment=REINIT_COMMENT),
+    Column("SP_VERIFY_SCHEDULE", String(100), comment="Airflow schedule of the replicas' verify DAG (NULL = none)"),
 )
 
 SYS_SNAPSHOT_SUB = Table(

@@ -153,6 +153,7 @@ class PublicationRecord(Record):
     sp_stale_after_hours: int | None = None
     sp_detach_stale: int | None = None
     sp_reinit_detached: int | None = None
+    sp_verify_schedule: str | None = None
 
 
 @dataclass(frozen=True)

@@ -234,12 +234,13 @@ def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
             _cell(sub.get("to_push")),
             _lag(sub.get("last_run")),
             _last_run(sub.get("last_run")),
+            _last_verify(sub.get("last_verify")),
         ]
         for publication in publications
         for sub in publication["subscribers"]
     ]
     headers = ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push", "lag"]
-    headers.append("last run")
+    headers += ["last run", "last verify"]
     return _table("subscriptions", headers, rows)
 
 

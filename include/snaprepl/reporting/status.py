@@ -361,6 +361,9 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
     checks = catalog.last_runs(checks=True)
     for entry in report["snapshots"]:
         entry["last_verify"] = _verify(checks.get((entry["name"], None)))
+    for publication in report["publications"]:  # a replica's verify is recorded as (item, server)
+        for sub in publication["subscribers"]:
+            sub["last_verify"] = _verify(checks.get((publication["item"], sub["server"])))
     report["groups"] = group_entries(catalog)
     grouped = catalog.grouped_snapshots()  # a member is refreshed by its group's DAG
     for entry in report["snapshots"]:
