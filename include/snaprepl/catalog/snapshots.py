@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from snaprepl.catalog import models as m
 from snaprepl.catalog.base import CatalogDatabase, column_values
+from snaprepl.catalog.bulk_rows import insert_rows
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.errors import SnapreplError
 
@@ -77,10 +78,8 @@ class Snapshots(CatalogDatabase):
             if skip_known:
                 entries = _unknown(conn, name, entries)
             if entries:
-                conn.execute(
-                    sa.insert(m.SYS_RPLOG),
-                    [{"TARGET": name, "RLOG_ROWGUID": guid, "SNAPTIME": ts} for guid, ts in entries],
-                )
+                rows = [(name, guid, ts) for guid, ts in entries]
+                insert_rows(conn, m.SYS_RPLOG, ("TARGET", "RLOG_ROWGUID", "SNAPTIME"), rows)
             if last_ts is not None:
                 conn.execute(
                     sa.update(m.SYS_SNAPSHOT)
