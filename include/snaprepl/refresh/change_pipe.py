@@ -4,8 +4,8 @@ without Spark.
 
 The change query is the one the Spark path reads (the same window condition, so the same log
 entries), wrapped by :func:`snaprepl.sql.change_queries.staged_changes_query`, which numbers the commit
-batches and names the operations in the source database. The rows go in one stream in this process:
-a change set is small next to a table, and a Spark job (or a Python worker) costs more than it saves.
+batches and names the operations in the source database. The rows go in one stream, one Spark task
+(the complete refresh's pipe with a single range: the numbering needs the whole set in one query).
 
 The pipe is taken where the source dialect has one into the destination (:meth:`Dialect.bulk_pipe`),
 the columns' text forms match (:meth:`BulkPipe.refusal`), and the replay log lists none of the
@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from snaprepl.dialects import Column
 from snaprepl.dialects.model import BulkPipe
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.window import Window
+from snaprepl.spark.session import session_of
 from snaprepl.sql.change_queries import staged_changes_query
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,7 @@ Loader = Callable[[str], object]
 
 
 def pipe_loader(
+    spark: Any,
     ends: Endpoints,
     window: Window,
     query: str,
@@ -65,15 +68,15 @@ def pipe_loader(
     staged = staged_changes_query(source, query, key, [c.name for c in data], lost, commit_rows)
 
     def load(stage: str) -> int:
-        return _pipe(ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))
+        return _pipe(session_of(spark), ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))
 
     return load
 
 
-def _pipe(ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]]) -> int:
-    """Stream ``query``'s rows into ``target`` (schema, table, columns); the rows staged."""
+def _pipe(spark: Any, ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]]) -> int:
+    """Stream ``query``'s rows into ``target`` (schema, table, columns) in one Spark task; the rows staged."""
     try:
-        return pipe.local(query, target[2], target)
+        return pipe(spark, query, target[2], [None], target)
     except Exception as err:
         cause = pipe.failure(err)
         if cause is None:
