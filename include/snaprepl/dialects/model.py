@@ -68,9 +68,6 @@ class BulkPipe(Protocol):
     ) -> int:
         """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns)."""
 
-    def local(self, query: str, source_columns: Sequence[Column], target: tuple[str, str, Sequence[Column]]) -> int:
-        """Copy every row of ``query`` into ``target`` in this process, in one stream (no Spark)."""
-
     def failure(self, err: BaseException) -> str | None:
         """The database's own message behind a failed copy, if ``err`` carries one."""
 

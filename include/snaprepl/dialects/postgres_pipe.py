@@ -86,19 +86,6 @@ class PostgresCopyPipe:
         counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
         return sum(int(row[0]) for row in counts)
 
-    def local(self, query: str, source_columns: Sequence[Column], target: tuple[str, str, Sequence[Column]]) -> int:
-        """Copy every row of ``query`` into ``target`` in this process, in one stream (no Spark task):
-        for a change set, small next to a table, a Spark job would cost more than it saves; the rows
-        copied.
-
-        :raises RuntimeError: carrying the database's message when the copy fails (see :meth:`failure`).
-        """
-        import pyarrow as pa  # noqa: PLC0415  (with Spark: loaded only where a pipe runs)
-
-        _, task = self._task(query, source_columns, [None], target)
-        (counted,) = list(task(iter([pa.RecordBatch.from_pydict({"index": [0]})])))
-        return int(counted.column(0)[0].as_py())
-
     def _task(
         self,
         query: str,
