@@ -5,7 +5,9 @@
    required") if the log was purged past it and past the mark of the last complete refresh (SN_COMPLETE_TS).
 2. One query, run by the source database: the log entries since ``start`` LEFT JOINed with the
    snapshot's query restricted to their keys, so only changed rows travel, current as of now.
-3. Drop entries the replay log says were applied; number commit batches along SNAPTIME groups.
+3. Drop entries the replay log says were applied; number commit batches along SNAPTIME groups. Where
+   the pair has a bulk pipe (:mod:`snaprepl.refresh.change_pipe`), the source numbers them and the
+   rows stream straight into the staging table; else Spark reads, numbers and writes them.
 4. Stage the rows in the destination database, then per batch, in one transaction: delete the keys
    that are gone (or left the condition), upsert the rest; then record the batch's entries in the
    replay log and move SN_LAST_TS to its newest SNAPTIME, never past an open transaction's.
