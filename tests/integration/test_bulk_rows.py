@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from snaprepl.catalog import models as m
 from snaprepl.catalog.bulk_rows import insert_rows
-from snaprepl.db import create_engine
+from snaprepl.database.sessions import create_engine
 from tests.support.databases import RealDatabase
 
 ODD = ["plain", "tab\there", "new\nline", "back\\slash", "\\N", "cr\rx"]
