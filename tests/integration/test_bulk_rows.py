@@ -30,15 +30,16 @@ def replay_log(metadata: sa.MetaData, name: str) -> sa.Table:
     )
 
 
-@pytest.mark.parametrize("driver", ["", "+psycopg2"])
-def test_bulk_rows_read_back_as_sqlalchemy_writes_them(real_db: RealDatabase, unique_name: str, driver: str) -> None:
-    """psycopg2 takes COPY, the other drivers executemany."""
-    if driver and real_db.dialect != "postgres":
-        pytest.skip("a second driver only for PostgreSQL")
-    url = os.environ[f"AIRFLOW_CONN_{real_db.conn_id.upper()}"]
-    engine = create_engine(
-        url.replace("mysql://", "mysql+pymysql://", 1).replace("postgresql://", f"postgresql{driver}://")
-    )
+def test_bulk_rows_read_back_as_sqlalchemy_writes_them(real_db: RealDatabase, unique_name: str) -> None:
+    """psycopg2 takes COPY, the other drivers (psycopg 3 on PostgreSQL too) executemany."""
+    url = os.environ[f"AIRFLOW_CONN_{real_db.conn_id.upper()}"].replace("mysql://", "mysql+pymysql://", 1)
+    drivers = ["postgresql://", "postgresql+psycopg2://"] if real_db.dialect == "postgres" else [""]
+    for n, driver in enumerate(drivers):
+        engine = create_engine(url.replace("postgresql://", driver, 1) if driver else url)
+        _check_bulk_rows(engine, f"{unique_name}_{n}")
+
+
+def _check_bulk_rows(engine: sa.Engine, unique_name: str) -> None:
     metadata = sa.MetaData()
     ours, theirs = replay_log(metadata, f"bulk_{unique_name}"), replay_log(metadata, f"orm_{unique_name}")
     metadata.create_all(engine)
