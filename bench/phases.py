@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 STARTED = time.monotonic()
-#: (module, attribute): the phases clocked, where the caller looks them up.
+#: (module, attribute or Class.method): the phases clocked, where the caller looks them up.
 PHASES = [
     ("snaprepl.submit.refresh", "idle_refresh"),
     ("snaprepl.submit.refresh", "prepare"),
@@ -28,7 +28,10 @@ PHASES = [
     ("snaprepl.refresh.runner", "check_sources"),
     ("snaprepl.refresh.incremental", "pending_window"),
     ("snaprepl.refresh.incremental", "_stage_and_apply"),
+    ("snaprepl.refresh.change_pipe", "_pipe"),
     ("snaprepl.refresh.incremental", "_apply"),
+    ("snaprepl.refresh.incremental", "_apply_batch"),
+    ("snaprepl.catalog.snapshots", "Snapshots.record_applied"),
     ("snaprepl.refresh.complete", "_pipe_copy"),
     ("snaprepl.refresh.complete", "_copy"),
     ("snaprepl.refresh.complete", "_replace"),
@@ -72,8 +75,11 @@ def main() -> None:
 
     stamp("snaprepl.cli imported")
     for module_name, name in PHASES:
-        module = importlib.import_module(module_name)
-        setattr(module, name, clocked(f"{module_name}.{name}", getattr(module, name)))
+        owner: Any = importlib.import_module(module_name)
+        *path, attribute = name.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, attribute, clocked(f"{module_name}.{name}", getattr(owner, attribute)))
     connect = importlib.import_module("snaprepl.spark.connect")
     connect.session_for = clocked("session_for (with pyspark's import)", connect.session_for, clock_requests)
     stamp("clocks set")

@@ -88,6 +88,14 @@ class SnapshotExists(SnapreplError):
     """A snapshot with that destination is already registered."""
 
 
+class SnapshotGroupExists(SnapreplError):
+    """A snapshot group of that name exists already (or a snapshot is in another group)."""
+
+
+class SnapshotGroupNotFound(SnapreplError):
+    """No snapshot group of that name is registered."""
+
+
 class SnapshotNotFound(SnapreplError):
     """No snapshot with that name is registered."""
 

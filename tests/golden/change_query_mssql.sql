@@ -12,3 +12,5 @@ SELECT [SNAPREPL_BATCH], [SNAPREPL_OP], COUNT(*) FROM [dbo].[snaprepl_inc_012345
 
 SELECT [SNAPREPL_ROWGUID], [SNAPREPL_SNAPTIME] FROM [dbo].[snaprepl_inc_0123456789] WHERE [SNAPREPL_BATCH] = :batch;
 
+SELECT CAST(FLOOR((RANK() OVER (ORDER BY c.[SNAPREPL_SNAPTIME]) - 1) / 500) AS int) AS [SNAPREPL_BATCH], CASE WHEN c.[SNAPREPL_PRESENT] IS NOT NULL THEN 'U' ELSE 'D' END AS [SNAPREPL_OP], c.[SNAPREPL_ROWGUID], c.[SNAPREPL_SNAPTIME], c.[SNAPREPL_K0] AS [OrderID], c.[SNAPREPL_K1] AS [LineNo], c.[Amount] AS [Amount], NULL AS [gone] FROM (SELECT snaprepl_l.[RLOG_OrderID] AS [SNAPREPL_K0], snaprepl_l.[RLOG_LineNo] AS [SNAPREPL_K1], snaprepl_l.[SNAPTIME] AS [SNAPREPL_SNAPTIME], snaprepl_l.[RLOG_ROWGUID] AS [SNAPREPL_ROWGUID], snaprepl_s.[SNAPREPL_PRESENT], snaprepl_s.[OrderID], snaprepl_s.[LineNo], snaprepl_s.[Amount] FROM [dbo].[RLOG_Orders] snaprepl_l LEFT JOIN (SELECT 1 AS [SNAPREPL_PRESENT], [OrderID], [LineNo], [Amount] FROM [dbo].[Orders]) snaprepl_s ON snaprepl_s.[OrderID] = snaprepl_l.[RLOG_OrderID] AND snaprepl_s.[LineNo] = snaprepl_l.[RLOG_LineNo] WHERE snaprepl_l.[SNAPTIME] >= '2026-01-02 03:04:05.678000') c;
+

@@ -147,6 +147,33 @@ def test_changes_in_flight_are_not_differences(sqlite_db, pg_db, catalog, settin
     assert (after.missing, after.extra, after.different, after.excluded, after.equal) == (1, 0, 0, 0, True)
 
 
+def test_one_changed_row_is_found_by_bisection_reading_a_few_rows(
+    pg_db, catalog, settings, refresher, verifier, unique_name
+) -> None:
+    """Keys 1..5,000 and one at 10^9: the first pass's range buckets are so skewed that every row
+    falls into one of them; the databases' sums split it again and again (data-diff's bisection), and
+    only the small range around the changed key is read as rows."""
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    pg_db.run(f"CREATE TABLE {src} (id bigint PRIMARY KEY, v text)")
+    pg_db.run(f"INSERT INTO {src} SELECT g, 'row ' || g FROM generate_series(1, 5000) g")
+    pg_db.run(f"INSERT INTO {src} VALUES (1000000000, 'far away')")
+    api.repl_create_snapshot_log(f"{src}@{pg_db.conn_id}", catalog=catalog)
+    api.repl_create_inc_snapshot(
+        None, f"{src}@{pg_db.conn_id}", None, f"{dst}@{pg_db.conn_id}",
+        catalog=catalog, settings=settings, refresher=refresher,
+    )  # fmt: skip
+    pg_db.run(f"UPDATE {dst} SET v = 'changed' WHERE id = 1234")
+    name = f"{dst}@{pg_db.conn_id}"
+
+    outcome = api.repl_verify_snapshot(name, catalog=catalog, settings=settings, verifier=verifier)
+    assert (outcome.missing, outcome.extra, outcome.different) == (0, 0, 1)
+    assert outcome.sample == [{"key": 1234, "kind": "different"}]
+    from snaprepl.verify.bisect import READ_ROWS
+
+    assert outcome.computed_in == "databases" and outcome.rows == 5001
+    assert 0 < outcome.rows_narrowed <= 2 * READ_ROWS, outcome  # not the 5,001-row bucket, twice
+
+
 def test_bad_input_gives_one_clear_line_and_changes_nothing(
     pg_db, mysql_db, catalog, settings, refresher, verifier, unique_name
 ) -> None:

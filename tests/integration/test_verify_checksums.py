@@ -18,6 +18,7 @@ CORRUPTIONS = {
     "last decimal": ("UPDATE {t} SET amount = ? WHERE id = 5", Decimal("1.0001")),
     "one microsecond": ("UPDATE {t} SET happened = ? WHERE id = 6", datetime(2026, 3, 2, 2, 2, 2, 3)),
     "non-ASCII text": ("UPDATE {t} SET name = ? WHERE id = 2", "ünïcødé ✓ 中文 🙃"),
+    "letter case": ("UPDATE {t} SET name = UPPER(name) WHERE id = 3",),
     "boolean": ("UPDATE {t} SET flag = NOT flag WHERE id = 1",),
     "binary": ("UPDATE {t} SET payload = NULL WHERE id = 2",),
     "deleted row": ("DELETE FROM {t} WHERE id = 7",),
@@ -27,10 +28,13 @@ CORRUPTIONS = {
 def _sums(db: RealDatabase, table: str) -> dict:
     database = Database.for_conn_id(db.conn_id)
     dialect = database.dialect
-    query = f"SELECT * FROM {dialect.quote(table)}"
-    sql = dialect.bucket_sums_sql(query, COLUMNS, ["id"], 16)
+    query = f"SELECT {', '.join(dialect.quote(c) for c in COLUMNS)} FROM {dialect.quote(table)}"
+    with database.session() as session:
+        columns = dialect.describe_query(session, query)
+    sql = dialect.bucket_sums_sql(query, columns, ["id"], 16)
     assert sql is not None
     with database.session(read_only=True) as session:
+        assert dialect.checksums_usable(session)
         return {int(b): (int(n), Decimal(t)) for b, n, t in session.query(sql)}
 
 
@@ -49,7 +53,7 @@ def test_database_checksums_see_every_kind_of_difference(dialect, request, uniqu
         assert _sums(db, copy) != expected, what
     assert (
         Database.for_conn_id(request.getfixturevalue("sqlite_db").conn_id).dialect.bucket_sums_sql(
-            "SELECT 1", ["a"], ["a"], 4
+            "SELECT 1", [], ["a"], 4
         )
         is None
     ), "SQLite has no hash function: Spark computes its sums"

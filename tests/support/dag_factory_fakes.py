@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from snaprepl.catalog.records import LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
+from snaprepl.catalog.records import GroupRecord, LogRecord, PublicationRecord, SnapshotRecord, SubscriptionRecord
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -21,6 +21,13 @@ def snapshot(name: str, *, schedule: str | None = None, incremental: bool = True
     )  # fmt: skip
 
 
+def group(name: str, schedule: str | None = None) -> GroupRecord:
+    return GroupRecord(
+        sg_name=name, sg_dest_conn=name.rpartition("@")[2], sg_dest_schema="main", sg_source_conn="src",
+        sg_source_schema="public", sg_created_at=NOW, sg_schedule=schedule,
+    )  # fmt: skip
+
+
 def log(source: str) -> LogRecord:
     return LogRecord(
         snl_source=source, snl_rlog="rlog", snl_rplog="rplog", snl_conn="src", snl_schema="public",
@@ -30,9 +37,16 @@ def log(source: str) -> LogRecord:
 
 
 class FakeCatalog:
-    def __init__(self, snapshots=(), logs=(), publications=(), subscriptions=()) -> None:
+    def __init__(self, snapshots=(), logs=(), publications=(), subscriptions=(), groups=None) -> None:
         self._snapshots, self._logs = list(snapshots), list(logs)
         self._publications, self._subscriptions = list(publications), list(subscriptions)
+        self._groups: dict[GroupRecord, list[str]] = dict(groups or {})
+
+    def groups(self) -> list[GroupRecord]:
+        return sorted(self._groups, key=lambda g: g.sg_name)
+
+    def grouped_snapshots(self) -> dict[str, str]:
+        return {m: g.sg_name for g, members in self._groups.items() for m in members}
 
     def snapshots(self) -> list[SnapshotRecord]:
         return self._snapshots

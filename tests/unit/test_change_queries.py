@@ -22,6 +22,7 @@ from snaprepl.sql.change_queries import (
     change_query,
     log_entries_sql,
     staged_batches_sql,
+    staged_changes_query,
     staged_entries_sql,
     staging_index_sql,
 )
@@ -72,6 +73,10 @@ def script_of(dialect: str) -> str:
         staging_index_sql(source, schema, "snaprepl_inc_0123456789"),
         staged_batches_sql(source, staged),
         staged_entries_sql(source, staged),
+        # the change set as the staging table holds it, numbered by the source (the bulk pipe's)
+        staged_changes_query(
+            source, change_query(source, log, [*key, data], None, SINCE), key, [*key, data, "gone"], {"gone"}, 500
+        ),
     ]
     return "".join(f"{query};\n\n" for query in queries)
 

@@ -17,13 +17,14 @@ from snaprepl.common.dag_names import (
     URPLOG_PURGE_DAG,
     asset_uri,
     dag_id_collision,
+    group_dag_id,
     publication_dag_id,
     snapshot_dag_id,
     task_key,
 )
 from snaprepl.errors import InvalidArgument, SnapreplError
 from snaprepl.settings import Settings
-from tests.support.dag_factory_fakes import NOW, PUB, FakeCatalog, edges, log, publication, snapshot
+from tests.support.dag_factory_fakes import NOW, PUB, FakeCatalog, edges, group, log, publication, snapshot
 
 
 def test_every_record_gives_its_dag_with_the_tasks_and_edges_it_needs() -> None:
@@ -318,3 +319,21 @@ def test_a_task_process_of_a_dag_no_longer_in_the_catalog_builds_none(monkeypatc
     monkeypatch.setitem(os.environ, "_AIRFLOW_PARSING_CONTEXT_DAG_ID", "snaprepl_refresh__dst__main__gone")
 
     assert build_dags(catalog=publication(), settings=Settings()) == {}
+
+
+def test_a_group_gets_one_dag_and_its_members_none_of_their_own() -> None:
+    members = ["main.orders@dst", "main.lines@dst"]
+    catalog = FakeCatalog(
+        [snapshot(m, schedule="@hourly") for m in [*members, "main.alone@dst"]],
+        groups={group("sales@dst", schedule="*/15 * * * *"): members},
+    )
+    dags = build_dags(catalog=catalog, settings=Settings())
+    assert group_dag_id("sales@dst") == "snaprepl_group__dst__sales"
+    assert set(dags) == {group_dag_id("sales@dst"), snapshot_dag_id("main.alone@dst"), WATCHDOG_DAG}
+    dag = dags[group_dag_id("sales@dst")]
+    assert edges(dag) == {"refresh_group": []}
+    task = dag.get_task("refresh_group")
+    assert sorted(a.uri for a in task.outlets) == sorted(asset_uri("dst", "main", t) for t in ("orders", "lines"))
+    assert task.max_active_tis_per_dag == 1
+    assert dag.params["mode"] == "incremental" and "nonincremental" in dag.params.get_param("mode").schema["enum"]
+    assert "every member" in dag.doc_md and "`main.lines@dst`" in dag.doc_md

@@ -101,6 +101,7 @@ def client() -> TestClient:
 def test_the_app_has_writing_routes_and_each_depends_on_the_check() -> None:
     routes = writing_routes()
     assert ("POST", "/api/snapshots/main.t@dst/refresh") in routes
+    assert ("POST", "/api/snapshots/main.t@dst/verify") in routes
     for route in app.routes:
         assert isinstance(route, APIRoute) and route.dependant.dependencies[0].call is forbid_cross_site
 
@@ -139,11 +140,12 @@ def test_behind_a_proxy_the_own_origin_is_airflows_base_url(
     client: TestClient, reached: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AIRFLOW__API__BASE_URL", "https://airflow.example.com/airflow/")
-    [(method, path)] = writing_routes()
-    assert client.request(method, path, headers={**JSON, "Origin": OWN}).status_code == 403
-    for origin in ("https://airflow.example.com", "https://Airflow.Example.com:443"):
-        assert client.request(method, path, headers={**JSON, "Origin": origin}).status_code == REACHED
-    assert len(reached) == 2
+    routes = writing_routes()
+    for method, path in routes:
+        assert client.request(method, path, headers={**JSON, "Origin": OWN}).status_code == 403
+        for origin in ("https://airflow.example.com", "https://Airflow.Example.com:443"):
+            assert client.request(method, path, headers={**JSON, "Origin": origin}).status_code == REACHED
+    assert len(reached) == 2 * len(routes)
 
 
 def test_origins_compare_scheme_host_and_port() -> None:

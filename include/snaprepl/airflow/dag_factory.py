@@ -1,5 +1,5 @@
-"""DAGs generated from the catalog: one per snapshot and per loaded publication (of tables or
-collections), and the scheduled purges.
+"""DAGs generated from the catalog: one per snapshot (one per snapshot group for a group's members) and
+per loaded publication (of tables or collections), and the scheduled purges.
 
 ``dags/snaprepl_dags.py`` calls :func:`build_dags` at parse time. It reads the catalog once (through
 the ``snaprepl_catalog`` connection, since DAG parsing cannot see the metadata database); a failure
@@ -23,6 +23,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Asset, Param, chain, get_parsing_context
 
 from snaprepl.airflow.dag_common import TAG, snaprepl_dag, timetable
+from snaprepl.airflow.group_dag import group_dag
 from snaprepl.airflow.operators import ReplicationSyncOperator, SnapshotRefreshOperator
 from snaprepl.airflow.purge_dags import (
     replay_log_purge_dag,
@@ -30,7 +31,7 @@ from snaprepl.airflow.purge_dags import (
     update_replay_log_purge_dag,
 )
 from snaprepl.airflow.runs import BOTH, DIRECTIONS, INCREMENTAL, NONINCREMENTAL, PULL_ONLY, PUSH_ONLY
-from snaprepl.airflow.verify_operator import SnapshotVerifyOperator
+from snaprepl.airflow.verify_operator import ReplicaVerifyOperator, SnapshotVerifyOperator
 from snaprepl.airflow.watchdog import WATCHDOG_DAG, add_tasks, dag_args
 from snaprepl.catalog.records import COLLECTION_TYPE, PublicationRecord, SnapshotRecord, SubscriptionRecord
 from snaprepl.catalog.store import Catalog
@@ -39,7 +40,9 @@ from snaprepl.common.dag_names import (
     RPLOG_PURGE_DAG,
     URPLOG_PURGE_DAG,
     asset_uri,
+    group_dag_id,
     publication_dag_id,
+    publication_verify_dag_id,
     safe_id,
     snapshot_dag_id,
     task_key,
@@ -172,6 +175,25 @@ def verify_dag(record: SnapshotRecord, settings: Settings) -> DAG:
     return dag
 
 
+def publication_verify_dag(publication: PublicationRecord, subs: list[SubscriptionRecord], settings: Settings) -> DAG:
+    """The publication's verify DAG, on its verify schedule: one task per subscriber's replica (in
+    parallel, each independent of the others), comparing it with the publisher's table."""
+    item = publication.sp_item
+    with snaprepl_dag(
+        settings,
+        dag_id=publication_verify_dag_id(item),
+        description=f"verify the replicas of snaprepl publication {item} against the publisher",
+        schedule=timetable(publication.sp_verify_schedule),
+        tags=[TAG, "publication", "verify"],
+        doc_md=f"Compares each subscriber's replica of `{item}` with the publisher's table (`snaprepl verify`); "
+        "writes nothing. Differences send an alert and the metric `snaprepl.verify.differences`.",
+    ) as dag:
+        for sub in sorted(subs, key=lambda s: s.ss_server):
+            if sub.ss_type != COLLECTION_TYPE:  # a table's replica (a collection's tables: by name)
+                ReplicaVerifyOperator(task_id=f"verify__{task_key(sub.ss_server)}", item=item, server=sub.ss_server)
+    return dag
+
+
 def _publication_doc(publication: PublicationRecord, loaded: list[str]) -> str:
     head = (
         f"### snaprepl publication `{publication.sp_item}`\n\nPublisher `{publication.sp_server}`; "
@@ -254,10 +276,17 @@ def watchdog_dag(settings: Settings) -> DAG:
 
 def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
     """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
+    grouped = catalog.grouped_snapshots()  # a group's members are refreshed by the group's DAG only
     for record in catalog.snapshots():
-        yield snapshot_dag_id(record.sn_name), f"snapshot {record.sn_name}", lambda r=record: snapshot_dag(r, settings)
+        if record.sn_name not in grouped:
+            yield (
+                snapshot_dag_id(record.sn_name),
+                f"snapshot {record.sn_name}",
+                lambda r=record: snapshot_dag(r, settings),
+            )
         if record.sn_verify_schedule:
             yield verify_dag_id(record.sn_name), f"verify of {record.sn_name}", lambda r=record: verify_dag(r, settings)
+    yield from _group_recipes(catalog, settings, grouped)
     publications = catalog.publications()
     for pub in publications:
         yield (
@@ -265,6 +294,12 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
             f"publication {pub.sp_item}",
             lambda p=pub: publication_dag(p, catalog.subscriptions(p.sp_item), settings),
         )
+        if pub.sp_verify_schedule:
+            yield (
+                publication_verify_dag_id(pub.sp_item),
+                f"verify of publication {pub.sp_item}",
+                lambda p=pub: publication_verify_dag(p, catalog.subscriptions(p.sp_item), settings),
+            )
     if publications:
         yield URPLOG_PURGE_DAG, "update replay log purge", lambda: update_replay_log_purge_dag(settings)
     if publications or catalog.snapshots():
@@ -273,6 +308,21 @@ def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, C
     if logs:
         yield RPLOG_PURGE_DAG, "replay log purge", lambda: replay_log_purge_dag(settings)
         yield LOG_PURGE_DAG, "snapshot log purge", lambda: snapshot_log_purge_dag(logs, settings)
+
+
+def _group_recipes(
+    catalog: Catalog, settings: Settings, grouped: dict[str, str]
+) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
+    records = {s.sn_name: s for s in catalog.snapshots() if s.sn_name in grouped}
+    for group in catalog.groups():
+        members = sorted(n for n, g in grouped.items() if g == group.sg_name)
+        outlets = [snapshot_asset(records[m]) for m in members if m in records]
+        args = task_args(settings, group.sg_source_conn)
+        yield (
+            group_dag_id(group.sg_name),
+            f"snapshot group {group.sg_name}",
+            lambda g=group, m=members, o=outlets, a=args: group_dag(g, m, settings, o, a),
+        )
 
 
 def build_dags(catalog: Catalog | None = None, settings: Settings | None = None) -> dict[str, Any]:

@@ -1,4 +1,5 @@
 """The Python API, with the seed's function names: snapshots and logs (:mod:`snaprepl.api.snapshots`),
+snapshot groups (:mod:`snaprepl.api.groups`),
 bi-directional replication (:mod:`snaprepl.api.replication`) and statements run as scripts
 (:mod:`snaprepl.api.script`, which maps each statement to one of these functions).
 
@@ -8,6 +9,14 @@ bi-directional replication (:mod:`snaprepl.api.replication`) and statements run 
 
 from __future__ import annotations
 
+from snaprepl.api.groups import (
+    repl_add_to_snapshot_group,
+    repl_create_snapshot_group,
+    repl_drop_snapshot_group,
+    repl_refresh_snapshot_group,
+    repl_remove_from_snapshot_group,
+    repl_set_snapshot_group_schedule,
+)
 from snaprepl.api.replication import (
     repl_add_dav_cr,
     repl_add_snapshot_cr,
@@ -22,6 +31,7 @@ from snaprepl.api.replication import (
     repl_set_publication_schedule,
     repl_set_publication_spark_conn,
     repl_set_publication_stale,
+    repl_set_publication_verify_schedule,
     repl_snp_server,
     repl_update_snapshot,
 )
@@ -49,12 +59,15 @@ __all__ = [
     "FUNCTIONS",
     "repl_add_dav_cr",
     "repl_add_snapshot_cr",
+    "repl_add_to_snapshot_group",
     "repl_create_inc_snapshot",
     "repl_create_snapshot",
+    "repl_create_snapshot_group",
     "repl_create_snapshot_log",
     "repl_create_snapshot_pub",
     "repl_create_snapshot_sub",
     "repl_drop_snapshot",
+    "repl_drop_snapshot_group",
     "repl_drop_snapshot_log",
     "repl_drop_snapshot_pub",
     "repl_drop_snapshot_sub",
@@ -64,6 +77,8 @@ __all__ = [
     "repl_purge_urplogs",
     "repl_refresh_inc_snapshot",
     "repl_refresh_noninc_snapshot",
+    "repl_refresh_snapshot_group",
+    "repl_remove_from_snapshot_group",
     "repl_repair_replica",
     "repl_repair_snapshot",
     "repl_server_name",
@@ -71,6 +86,8 @@ __all__ = [
     "repl_set_publication_schedule",
     "repl_set_publication_spark_conn",
     "repl_set_publication_stale",
+    "repl_set_publication_verify_schedule",
+    "repl_set_snapshot_group_schedule",
     "repl_set_snapshot_schedule",
     "repl_set_snapshot_spark_conn",
     "repl_set_snapshot_verify_schedule",

@@ -27,6 +27,7 @@ from snaprepl.ops.publications import (
     find_publication,
 )
 from snaprepl.ops.purge import purge_urplogs
+from snaprepl.ops.verify import set_publication_verify_schedule
 from snaprepl.publications.notify import notify_conflicts
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
@@ -257,6 +258,22 @@ def repl_set_publication_reinit(item: str, type: int, reinit: int | None, *, cat
         1: "are reloaded at their next sync",
     }[reinit]
     return f"publication {key}: detached subscribers {rule}"
+
+
+@checked
+def repl_set_publication_verify_schedule(
+    item: str, type: int, schedule: str | None, *, catalog: Catalog | None = None
+) -> str:
+    """``REPL_SET_PUBLICATION_VERIFY_SCHEDULE(item, type, schedule)`` (snaprepl's addition): a verify DAG
+    comparing each subscriber's replica with the publisher's table on ``schedule`` (cron or preset, e.g.
+    ``@weekly``); NULL removes it (off by default)."""
+    catalog = _catalog(catalog)
+    if type == coll.COLLECTION_TYPE:
+        raise InvalidArgument(
+            "a collection's replicas are not verified on a schedule", "verify its tables' replicas by name"
+        )
+    key = _published(catalog, item, type)
+    return str(set_publication_verify_schedule(key, schedule, catalog=catalog))
 
 
 @checked

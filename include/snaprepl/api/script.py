@@ -13,7 +13,7 @@ from snaprepl import api
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.arguments import check_count, check_value, hints, positional, returns_fit
 from snaprepl.errors import InvalidArgument, SnapreplError, UnknownFunction
-from snaprepl.ops import snapshot_logs, snapshot_upkeep, snapshots, verify
+from snaprepl.ops import group_refresh, groups, snapshot_logs, snapshot_upkeep, snapshots, verify
 from snaprepl.settings import Settings
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script
@@ -107,6 +107,36 @@ def _(statement: ast.VerifySnapshot, ctx: Context) -> Any:
         statement.name, repair=statement.repair, where=statement.condition, catalog=ctx.catalog,
         settings=ctx.settings, **({"verifier": ctx.verifier} if ctx.verifier else {}),
     )  # fmt: skip
+
+
+@execute.register
+def _(statement: ast.CreateSnapshotGroup, ctx: Context) -> Any:
+    return groups.create_group(
+        statement.name, statement.source, statement.into, statement.exclude, statement.include_new,
+        statement.schedule.value if statement.schedule else None, catalog=ctx.catalog, settings=ctx.settings,
+        refresher=ctx.refresher,
+    )  # fmt: skip
+
+
+@execute.register
+def _(statement: ast.UpdateSnapshotGroup, ctx: Context) -> Any:
+    return group_refresh.update_group(
+        statement.name, nonincremental=statement.nonincremental, catalog=ctx.catalog, settings=ctx.settings,
+        refresher=ctx.refresher,
+    )  # fmt: skip
+
+
+@execute.register
+def _(statement: ast.AlterSnapshotGroup, ctx: Context) -> Any:
+    if statement.member is None:
+        schedule = statement.schedule.value if statement.schedule else None
+        return groups.set_group_schedule(statement.name, schedule, catalog=ctx.catalog)
+    return groups.alter_group(statement.name, statement.member, add=statement.add, catalog=ctx.catalog)
+
+
+@execute.register
+def _(statement: ast.DropSnapshotGroup, ctx: Context) -> Any:
+    return groups.drop_group(statement.name, catalog=ctx.catalog)
 
 
 @execute.register

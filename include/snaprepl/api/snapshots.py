@@ -16,6 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from snaprepl.api.groups import (
+    repl_add_to_snapshot_group,
+    repl_create_snapshot_group,
+    repl_drop_snapshot_group,
+    repl_refresh_snapshot_group,
+    repl_remove_from_snapshot_group,
+    repl_set_snapshot_group_schedule,
+)
 from snaprepl.api.replication import (
     default_catalog,
     default_settings,
@@ -32,6 +40,7 @@ from snaprepl.api.replication import (
     repl_set_publication_schedule,
     repl_set_publication_spark_conn,
     repl_set_publication_stale,
+    repl_set_publication_verify_schedule,
     repl_snp_server,
     repl_update_snapshot,
 )
@@ -307,6 +316,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_verify_snapshot,
         repl_repair_snapshot,
         repl_set_snapshot_verify_schedule,
+        repl_create_snapshot_group,
+        repl_refresh_snapshot_group,
+        repl_add_to_snapshot_group,
+        repl_remove_from_snapshot_group,
+        repl_set_snapshot_group_schedule,
+        repl_drop_snapshot_group,
         repl_verify_replica,
         repl_repair_replica,
         repl_snp_server,
@@ -323,6 +338,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
         repl_set_publication_spark_conn,
         repl_set_publication_stale,
         repl_set_publication_reinit,
+        repl_set_publication_verify_schedule,
         repl_purge_urplogs,
     )
 }

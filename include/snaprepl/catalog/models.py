@@ -141,6 +141,7 @@ SYS_SNAPSHOT_PUB = Table(
     Column("SP_STALE_AFTER_HOURS", Integer, comment=STALE_COMMENT),
     Column("SP_DETACH_STALE", Integer, comment=DETACH_COMMENT),
     Column("SP_REINIT_DETACHED", Integer, comment=REINIT_COMMENT),
+    Column("SP_VERIFY_SCHEDULE", String(100), comment="Airflow schedule of the replicas' verify DAG (NULL = none)"),
 )
 
 SYS_SNAPSHOT_SUB = Table(
@@ -334,4 +335,33 @@ SYS_DAV_WAITING = Table(
     Column("DW_TEMP", Text, comment="its body under _SYS_REPL_BACKUP/.locked/ on DW_SERVER; NULL: a deletion"),
     Column("DW_SINCE", TIMESTAMP, nullable=False, comment="first found locked"),
     Column("DW_LAST_TRY", TIMESTAMP, nullable=False, comment="last found locked"),
+)
+
+#: Snapshot groups (issue 25): the members of a group are refreshed together, to one point per source.
+SYS_SNAPSHOT_GROUP = Table(
+    "SYS_SNAPSHOT_GROUP",
+    metadata,
+    Column("SG_NAME", NAME, primary_key=True, comment="group: name@dest_conn"),
+    Column("SG_DEST_CONN", IDENT, nullable=False),
+    Column("SG_DEST_SCHEMA", IDENT, nullable=False, comment="schema the members' destinations are made in"),
+    Column("SG_SOURCE_CONN", IDENT, nullable=False),
+    Column("SG_SOURCE_SCHEMA", IDENT, nullable=False, comment="schema whose tables the group replicates"),
+    Column("SG_EXCLUDE", Text, comment="JSON list of table-name patterns left out (fnmatch, any case)"),
+    Column("SG_INCLUDE_NEW", Integer, nullable=False, default=0, comment="1: new source tables join at a refresh"),
+    Column("SG_SCHEDULE", String(100), comment="Airflow schedule of the group's DAG (NULL = manual)"),
+    Column("SG_POINTS", Text, comment="JSON {source conn: ISO high-water mark} of the last group refresh"),
+    Column("SG_CREATED_AT", TIMESTAMP, nullable=False),
+    Column("SG_LAST_REFRESH_AT", TIMESTAMP),
+    Column("SG_LAST_STATUS", String(20), comment="running, succeeded or failed"),
+    Column("SG_LAST_ERROR", Text),
+    Column("SG_SKIPPED", Text, comment="JSON {table: why} of source tables not in the group"),
+)
+
+SYS_SNAPSHOT_GROUP_MEMBER = Table(
+    "SYS_SNAPSHOT_GROUP_MEMBER",
+    metadata,
+    Column("SGM_SNAPSHOT", NAME, primary_key=True, comment="member snapshot (SN_NAME): in one group at most"),
+    Column("SGM_GROUP", NAME, nullable=False, comment="its group (SG_NAME)"),
+    Column("SGM_ADDED_AT", TIMESTAMP, nullable=False),
+    Index("ix_sys_snapshot_group_member_group", "SGM_GROUP"),
 )

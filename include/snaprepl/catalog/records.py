@@ -159,6 +159,7 @@ class PublicationRecord(Record):
     sp_stale_after_hours: int | None = None
     sp_detach_stale: int | None = None
     sp_reinit_detached: int | None = None
+    sp_verify_schedule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -238,3 +239,50 @@ class HistoryRecord(Record):
             for f in fields(self)
             for v in [getattr(self, f.name)]
         }
+
+
+@dataclass(frozen=True)
+class GroupRecord(Record):
+    """A SYS_SNAPSHOT_GROUP row: a snapshot group over one source schema (issue 25)."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_GROUP
+
+    sg_name: str
+    sg_dest_conn: str
+    sg_dest_schema: str
+    sg_source_conn: str
+    sg_source_schema: str
+    sg_created_at: datetime
+    sg_include_new: int = 0
+    sg_exclude: str | None = None
+    sg_schedule: str | None = None
+    sg_points: str | None = None
+    sg_last_refresh_at: datetime | None = None
+    sg_last_status: str | None = None
+    sg_last_error: str | None = None
+    sg_skipped: str | None = None
+
+    @property
+    def exclude(self) -> list[str]:
+        return json.loads(self.sg_exclude) if self.sg_exclude else []
+
+    @property
+    def points(self) -> dict[str, datetime]:
+        """The consistent point of the last group refresh, per source connection."""
+        raw: dict[str, str] = json.loads(self.sg_points) if self.sg_points else {}
+        return {conn: datetime.fromisoformat(mark) for conn, mark in raw.items()}
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        return json.loads(self.sg_skipped) if self.sg_skipped else {}
+
+
+@dataclass(frozen=True)
+class GroupMemberRecord(Record):
+    """A SYS_SNAPSHOT_GROUP_MEMBER row: snapshot ``sgm_snapshot`` is in group ``sgm_group``."""
+
+    table: ClassVar[sa.Table] = m.SYS_SNAPSHOT_GROUP_MEMBER
+
+    sgm_snapshot: str
+    sgm_group: str
+    sgm_added_at: datetime

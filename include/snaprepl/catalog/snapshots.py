@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from snaprepl.catalog import models as m
 from snaprepl.catalog.base import CatalogDatabase, column_values
+from snaprepl.catalog.bulk_rows import insert_rows
 from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.errors import SnapreplError
 
@@ -47,6 +48,8 @@ class Snapshots(CatalogDatabase):
         with self.begin() as conn:
             conn.execute(sa.delete(m.SYS_SNAPSHOT).where(m.SYS_SNAPSHOT.c.SN_NAME == name))
             conn.execute(sa.delete(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name))
+            member = m.SYS_SNAPSHOT_GROUP_MEMBER
+            conn.execute(sa.delete(member).where(member.c.SGM_SNAPSHOT == name))  # it leaves its group
 
     def replayed_since(self, name: str, since: datetime | None) -> list[str]:
         """RLOG_ROWGUIDs already applied to snapshot ``name`` with SNAPTIME at or after ``since``."""
@@ -75,10 +78,8 @@ class Snapshots(CatalogDatabase):
             if skip_known:
                 entries = _unknown(conn, name, entries)
             if entries:
-                conn.execute(
-                    sa.insert(m.SYS_RPLOG),
-                    [{"TARGET": name, "RLOG_ROWGUID": guid, "SNAPTIME": ts} for guid, ts in entries],
-                )
+                rows = [(name, guid, ts) for guid, ts in entries]
+                insert_rows(conn, m.SYS_RPLOG, ("TARGET", "RLOG_ROWGUID", "SNAPTIME"), rows)
             if last_ts is not None:
                 conn.execute(
                     sa.update(m.SYS_SNAPSHOT)

@@ -2,7 +2,7 @@
 
 :class:`Catalog` is the only code that touches the catalog tables; each of its parts (snapshot logs,
 snapshots, leases, publications, update replay log, conflicts, run history, collection manifests,
-resources waiting on locks, the watchdog's conditions)
+resources waiting on locks, the watchdog's conditions, snapshot groups)
 lives in a module of its own. Where the catalog database is: the Airflow
 connection ``[snaprepl] catalog_conn_id`` when defined, else the Airflow metadata database (see
 :mod:`snaprepl.catalog.location`).
@@ -14,6 +14,7 @@ import threading
 
 from snaprepl.catalog.conflicts import Conflicts
 from snaprepl.catalog.dav_waiting import DavWaiting
+from snaprepl.catalog.groups import Groups
 from snaprepl.catalog.history import History
 from snaprepl.catalog.leases import Leases
 from snaprepl.catalog.location import catalog_connection
@@ -39,6 +40,7 @@ class Catalog(
     Manifests,
     DavWaiting,
     Watchdog,
+    Groups,
 ):
     """The SYS_* catalog in one database.
 

@@ -210,6 +210,9 @@ def _verify(args: argparse.Namespace) -> int:
     verify = repl_repair_snapshot if args.repair else repl_verify_snapshot
     outcome = verify(args.copy, args.where, settings=Settings.load())
     print(json.dumps(outcome.to_json()) if args.json else outcome)
+    from snaprepl.airflow.cli_metrics import send_verify_metrics  # noqa: PLC0415
+
+    send_verify_metrics(outcome.to_dict())  # as the verify DAG: snaprepl.verify.differences
     return outcome.exit_code
 
 

@@ -64,6 +64,12 @@ def verify_dag_id(name: str) -> str:
     return safe_id(name, _key_parts(name), VERIFY_PREFIX)
 
 
+def publication_verify_dag_id(item: str) -> str:
+    """DAG id of a publication's verify DAG (its replicas, when it has a verify schedule):
+    ``snaprepl_verify_pub__...``."""
+    return safe_id(item, _key_parts(item), f"{VERIFY_PREFIX}_pub")
+
+
 def publication_dag_id(item: str) -> str:
     """DAG id of a publication's sync DAG: ``snaprepl_sync__<conn>__<schema>__<table>``."""
     return safe_id(item, _key_parts(item), PUBLICATION_PREFIX)
@@ -90,3 +96,12 @@ def dag_id_collision(catalog: Any, name: str, *, publication: bool = False) -> s
     wanted = snapshot_dag_id(name)
     others = [s.sn_name for s in catalog.snapshots()]
     return next((o for o in others if o != name and snapshot_dag_id(o) == wanted), None)
+
+
+GROUP_PREFIX = "snaprepl_group"
+
+
+def group_dag_id(name: str) -> str:
+    """DAG id of a snapshot group's DAG: ``snaprepl_group__<conn>__<name>``."""
+    group, _, conn = name.rpartition("@")
+    return safe_id(name, [conn, group], GROUP_PREFIX)

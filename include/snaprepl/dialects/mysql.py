@@ -25,6 +25,7 @@ from snaprepl.dialects.guards import MySqlGuards
 from snaprepl.dialects.lock_waits import MySqlLockWaits
 from snaprepl.dialects.mysql_cascades import MySqlCascades
 from snaprepl.dialects.replace import MySqlRowReplacement
+from snaprepl.dialects.schema_tables import MySqlSchemaTables
 from snaprepl.dialects.watermarks import MySqlWatermarks
 from snaprepl.errors import InvalidName
 
@@ -38,6 +39,7 @@ class MySqlDialect(
     MySqlWatermarks,
     MySqlGuards,
     MySqlChecksums,
+    MySqlSchemaTables,
     Dialect,
 ):
     name = "mysql"

@@ -78,6 +78,22 @@ class PostgresCopyPipe:
         """
         from pyspark.sql.types import LongType, StructField, StructType
 
+        copies_out, task = self._task(query, source_columns, ranges, target)
+        # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
+        # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
+        # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
+        indexes = spark.range(0, len(copies_out), 1, len(copies_out))
+        counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
+        return sum(int(row[0]) for row in counts)
+
+    def _task(
+        self,
+        query: str,
+        source_columns: Sequence[Column],
+        ranges: Sequence[str | None],
+        target: tuple[str, str, Sequence[Column]],
+    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
+        """The ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
         copies_out = [
@@ -95,12 +111,7 @@ class PostgresCopyPipe:
             copies_out,
             copy_in,
         )
-        # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
-        # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
-        # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
-        indexes = spark.range(0, len(copies_out), 1, len(copies_out))
-        counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
-        return sum(int(row[0]) for row in counts)
+        return copies_out, task
 
     def failure(self, err: BaseException) -> str | None:
         """The database's message a failed pipe task reported, found in the error Spark raised, or None."""

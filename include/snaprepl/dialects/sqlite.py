@@ -28,6 +28,7 @@ from snaprepl.dialects.bidir_sets import SqliteBidirSets
 from snaprepl.dialects.functions import refuse_unknown_functions
 from snaprepl.dialects.guards import SqliteGuards
 from snaprepl.dialects.replace import SqliteRowReplacement
+from snaprepl.dialects.schema_tables import SqliteSchemaTables
 from snaprepl.dialects.watermarks import SqliteWatermarks
 
 if TYPE_CHECKING:
@@ -35,7 +36,13 @@ if TYPE_CHECKING:
 
 
 class SqliteDialect(
-    SqliteColumnAlteration, SqliteRowReplacement, SqliteBidirSets, SqliteWatermarks, SqliteGuards, Dialect
+    SqliteColumnAlteration,
+    SqliteRowReplacement,
+    SqliteBidirSets,
+    SqliteWatermarks,
+    SqliteGuards,
+    SqliteSchemaTables,
+    Dialect,
 ):
     name = "sqlite"
     sqlglot_dialect = "sqlite"

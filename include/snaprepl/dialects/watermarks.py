@@ -103,6 +103,14 @@ class Watermarks:
         """Whether the log table ``rlog`` has the transaction-id column."""
         return False
 
+    def consistent_high_water(self, session: SqlSession) -> HighWater:
+        """Make ``session`` (a transaction just begun, nothing read yet) read one state of the database
+        from now on, and return the high water that goes with that state: every log entry the session
+        cannot see is past the watermark (not visible in ``xids``, or stamped at or after ``cap``), so
+        a group refresh reads every member at that one point (issue 25). Default: the transaction's
+        reads are consistent already (SQLite's ``BEGIN IMMEDIATE`` holds the write lock)."""
+        return self.high_water(session)
+
     def xid_log_step_sql(self, rlog: str) -> str:
         """Add the column of the writing transaction's id (:data:`XID_COLUMN`) to the log table ``rlog``
         (qualified); the triggers write it."""
@@ -160,6 +168,12 @@ class PostgresWatermarks(Watermarks):
                 "(pg_stat_activity), so their start cannot cap the SNAPTIME watermark; grant it pg_read_all_stats"
             )
         return HighWater(clock=clock, cap=oldest, exact=not hidden, xids=str(xids), note=note)
+
+    def consistent_high_water(self, session: SqlSession) -> HighWater:
+        # REPEATABLE READ: the transaction's first query (high_water's) takes the snapshot every later
+        # read sees, and pg_current_snapshot() in it is that snapshot.
+        session.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return self.high_water(session)
 
     def log_has_xids(self, session: SqlSession, schema: str | None, rlog: str) -> bool:
         rows = session.query(
@@ -230,6 +244,15 @@ class MySqlWatermarks(Watermarks):
         ages += [timedelta(milliseconds=float(running))] if running is not None else []
         clock = _naive(clock)
         return HighWater(clock=clock, cap=clock - max(ages) if ages else clock)
+
+    def consistent_high_water(self, session: SqlSession) -> HighWater:
+        # The mark first, then the snapshot: a transaction committing in between is seen; one open at
+        # the mark started (and stamps its entries) at or after its cap.
+        high = self.high_water(session)
+        session.execute("COMMIT")
+        session.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        session.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+        return high
 
     def open_transactions(self, session: SqlSession, older_than_minutes: float) -> list[OpenTransaction] | None:
         try:

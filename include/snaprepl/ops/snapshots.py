@@ -94,7 +94,7 @@ def _register_and_fill(
         raise
     try:
         outcome = refresher(
-            RefreshRequest(snapshot=record.sn_name, mode=COMPLETE, **_request_settings(settings)), catalog, settings
+            RefreshRequest(snapshot=record.sn_name, mode=COMPLETE, **request_settings(settings)), catalog, settings
         )
     except BaseException as err:
         catalog.delete_snapshot(record.sn_name)
@@ -109,7 +109,7 @@ def _register_and_fill(
     return CreatedSnapshot(catalog.snapshot(record.sn_name) or record, outcome, create_sql is not None)
 
 
-def _request_settings(settings: Settings) -> dict[str, int]:
+def request_settings(settings: Settings) -> dict[str, int]:
     return {"tolerance_minutes": settings.snp_repl_tolerance_offset, "commit_rows": settings.refresh_commit_rows}
 
 
@@ -312,6 +312,6 @@ def update_snapshot(
     if mode == INCREMENTAL and not fallback_complete:
         refuse_stale_incremental(record)  # known before a job starts
     request = RefreshRequest(
-        snapshot=record.sn_name, mode=mode, fallback_complete=fallback_complete, **_request_settings(settings)
+        snapshot=record.sn_name, mode=mode, fallback_complete=fallback_complete, **request_settings(settings)
     )
     return refresher(request, catalog, settings)

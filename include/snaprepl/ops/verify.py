@@ -73,3 +73,22 @@ def set_verify_schedule(name: TableRef, schedule: str | None, *, catalog: Catalo
     value = validate_schedule(schedule)
     catalog.update_snapshot(record.sn_name, sn_verify_schedule=value)
     return VerifySchedule(record.sn_name, value)
+
+
+@dataclass(frozen=True)
+class PublicationVerifySchedule:
+    item: str
+    schedule: str | None
+
+    def __str__(self) -> str:
+        if self.schedule is None:
+            return f"publication {self.item} has no verify schedule"
+        return f"the replicas of publication {self.item} are verified on schedule {self.schedule!r} (DAG of its own)"
+
+
+def set_publication_verify_schedule(item: str, schedule: str | None, *, catalog: Catalog) -> PublicationVerifySchedule:
+    """The schedule of the verify DAG of publication ``item``'s replicas (its SP_ITEM; None: none, the
+    default)."""
+    value = validate_schedule(schedule)
+    catalog.update_publication(item, sp_verify_schedule=value)
+    return PublicationVerifySchedule(item, value)

@@ -5,7 +5,9 @@
    required") if the log was purged past it and past the mark of the last complete refresh (SN_COMPLETE_TS).
 2. One query, run by the source database: the log entries since ``start`` LEFT JOINed with the
    snapshot's query restricted to their keys, so only changed rows travel, current as of now.
-3. Drop entries the replay log says were applied; number commit batches along SNAPTIME groups.
+3. Drop entries the replay log says were applied; number commit batches along SNAPTIME groups. Where
+   the pair has a bulk pipe (:mod:`snaprepl.refresh.change_pipe`), the source numbers them and the
+   rows stream straight into the staging table; else Spark reads, numbers and writes them.
 4. Stage the rows in the destination database, then per batch, in one transaction: delete the keys
    that are gone (or left the condition), upsert the rest; then record the batch's entries in the
    replay log and move SN_LAST_TS to its newest SNAPTIME, never past an open transaction's.
@@ -26,6 +28,7 @@ from snaprepl.common.table_names import Ident
 from snaprepl.dialects import Column
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.refresh import transforms as T
+from snaprepl.refresh.change_pipe import Loader, pipe_loader
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
@@ -51,8 +54,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     window = pending_window(catalog, request, ends)
     if window is None:  # the usual scheduled no-op: no Spark
         return nothing_applied(snapshot, started)
-    log, replayed_guids = window.log, window.replayed
-    spark = session_of(spark)
+    log = window.log
 
     # ---- 2: the changes, joined with current rows by the source database
     source = ends.source_db.dialect
@@ -64,18 +66,13 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     read = [c.name for c in data_columns]
     entries = window.condition(source, "snaprepl_l.")
     query = change_query(source, log, read, snapshot.sn_condition, window.start, entries)
-    # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
-    # asking first whether any are left would only add a job. If none is (the log changed since),
-    # the staging table stays empty and nothing is applied.
-    changes = ends.source_io.read(spark, query, change_columns(source, log, source_columns, read))
-
-    # ---- 3: what is left to apply, in commit batches
-    pending = T.exclude_replayed(changes, _replayed_frame(spark, replayed_guids)) if replayed_guids else changes
-    batched = T.assign_batches(pending, request.commit_rows)
-    staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
+    stage_columns = _stage_columns(ends, data_columns)
+    load = pipe_loader(spark, ends, window, query, stage_columns, source_columns, request.commit_rows)
+    if load is None:
+        load = _spark_loader(spark, ends, window, (query, source_columns), stage_columns, request.commit_rows)
 
     # ---- 4: stage, then apply batch by batch
-    upserted, deleted, batches, last_ts = _stage_and_apply(catalog, ends, staged, window, data_columns)
+    upserted, deleted, batches, last_ts = _stage_and_apply(catalog, ends, load, stage_columns, window)
     record_xids(catalog, snapshot, window)
     return RefreshOutcome(
         snapshot=snapshot.sn_name,
@@ -89,26 +86,62 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     )
 
 
-def _stage_and_apply(
-    catalog: Catalog, ends: Endpoints, staged: Any, window: Window, data_columns: list[Column]
-) -> tuple[int, int, int, datetime | None]:
-    """Load ``staged`` into a staging table of the destination, apply it batch by batch, drop it;
-    (upserted, deleted, batches, newest SNAPTIME applied)."""
-    dest, schema = ends.dest_db.dialect, ends.snapshot.sn_dest_schema
-    stage = ends.staging_name("inc")
-    stage_columns = [
+def _spark_loader(
+    spark: Any,
+    ends: Endpoints,
+    window: Window,
+    change: tuple[str, dict[str, Column]],
+    stage_columns: list[Column],
+    commit_rows: int,
+) -> Loader:
+    """A loader of the staging table through Spark: the change query read by JDBC, the replayed
+    entries left out, commit batches numbered (steps 2 and 3 above), written by the destination's writer.
+
+    :param change: the change query, and the source table's columns by name.
+    """
+    spark = session_of(spark)
+    log, source = window.log, ends.source_db.dialect
+    query, source_columns = change
+    data_columns = stage_columns[4:]
+    read = [c.name for c in data_columns if c.name in source_columns]
+    # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
+    # asking first whether any are left would only add a job. If none is (the log changed since),
+    # the staging table stays empty and nothing is applied.
+    changes = ends.source_io.read(spark, query, change_columns(source, log, source_columns, read))
+    replayed = window.replayed
+    pending = T.exclude_replayed(changes, _replayed_frame(spark, replayed)) if replayed else changes
+    batched = T.assign_batches(pending, commit_rows)
+    staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
+    schema = ends.snapshot.sn_dest_schema
+    # Changes are few next to a table: JDBC batches beat starting Python workers for COPY.
+    return lambda stage: ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
+
+
+def _stage_columns(ends: Endpoints, data_columns: list[Column]) -> list[Column]:
+    """The staging table's columns: batch, operation, log entry, SNAPTIME, then the destination's."""
+    dest = ends.dest_db.dialect
+    return [
         Column(BATCH, render(GenericType("integer"), dest.name)),
         Column(OP, dest.dmltype_type),
         Column(ROWGUID, dest.rowguid_type),
         Column(SNAPTIME, render(GenericType("timestamp"), dest.name)),
         *(Column(c.name, c.type_sql) for c in data_columns),
     ]
+
+
+def _stage_and_apply(
+    catalog: Catalog, ends: Endpoints, load: Loader, stage_columns: list[Column], window: Window
+) -> tuple[int, int, int, datetime | None]:
+    """Load a staging table of the destination with ``load``, apply it batch by batch, drop it;
+    (upserted, deleted, batches, newest SNAPTIME applied)."""
+    dest, schema = ends.dest_db.dialect, ends.snapshot.sn_dest_schema
+    stage = ends.staging_name("inc")
+    data_columns = stage_columns[4:]
     with ends.dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, stage))
-        session.execute(dest.create_table_sql(schema, stage, stage_columns, []))
+        session.execute(dest.create_scratch_table_sql(schema, stage, stage_columns))
     try:
-        # Changes are few next to a table: JDBC batches beat starting Python workers for COPY.
-        ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
+        load(stage)
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)

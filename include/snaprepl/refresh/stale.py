@@ -26,7 +26,7 @@ from snaprepl.refresh.endpoints import Endpoints
 log = logging.getLogger(__name__)
 
 #: Kinds of staging table a refresh of a snapshot makes (see Endpoints.staging_name).
-STAGING_PURPOSES = ("inc", "full")
+STAGING_PURPOSES = ("inc", "full", "grp")  # grp: a snapshot group's refresh (refresh/group.py)
 
 
 def why_dead(holder: str | None, heartbeat: datetime | None) -> str | None:

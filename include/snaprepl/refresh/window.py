@@ -108,9 +108,12 @@ def copy_mark(catalog: Catalog, snapshot: SnapshotRecord, session: SqlSession, s
     return high
 
 
-def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> Window:
+def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints, shared: HighWater | None = None) -> Window:
     """The snapshot's window: by transaction ids where the log records them, else by SNAPTIME from the
     watermark (minus the tolerance where the watermark is not exact, or the source's clock went back).
+
+    :param shared: the source's high water taken once for a whole snapshot group (every member gets the
+        same bound), instead of one taken now.
 
     :raises CompleteRefreshRequired: when the snapshot needs a complete refresh first.
     :raises SnapshotLogNotFound: when its log is gone.
@@ -136,9 +139,9 @@ def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> Wi
             f"{reach:%Y-%m-%d %H:%M:%S} (Oracle's ORA-12034)",
         )
     source = ends.source_db.dialect
-    high, by_xids = _high_water(ends, log)
+    high, by_xids = _high_water(ends, log, shared)
     upgraded, upgrade = False, None
-    if source.logs_xids and not by_xids:  # a log made before transaction ids: upgrade it, then look again
+    if source.logs_xids and not by_xids and shared is None:  # a log made before transaction ids: upgrade it
         upgraded, upgrade = upgrade_to_xids(catalog, ends.source_db, log)
         if upgraded:
             high, by_xids = _high_water(ends, log)
@@ -153,11 +156,11 @@ def log_window(catalog: Catalog, request: RefreshRequest, ends: Endpoints) -> Wi
     return Window(log, start, by_xids, prev, replayed, high)
 
 
-def _high_water(ends: Endpoints, log: LogRecord) -> tuple[HighWater, bool]:
-    """The source's high water, and whether ``log`` records transaction ids."""
+def _high_water(ends: Endpoints, log: LogRecord, shared: HighWater | None = None) -> tuple[HighWater, bool]:
+    """The source's high water (``shared`` when given), and whether ``log`` records transaction ids."""
     source = ends.source_db.dialect
     with ends.source_db.session() as session:
-        high = source.high_water(session)
+        high = shared if shared is not None else source.high_water(session)
         return high, source.logs_xids and source.log_has_xids(session, log.snl_schema, log.objects.rlog)
 
 

@@ -153,6 +153,26 @@ def column_change_lines(entry: dict[str, Any]) -> list[str]:
     return [f"columns {visible(', '.join(changes[k]))} {text}" for k, text in what.items() if changes.get(k)]
 
 
+def _groups_table(groups: list[dict[str, Any]]) -> str:
+    """Snapshot groups: members, the consistent point of the last refresh per source, and its lag."""
+    rows = [
+        [
+            g["name"],
+            g["source"],
+            g["destination"],
+            len(g["members"]),
+            "; ".join(f"{conn} {mark}" for conn, mark in g["points"].items()) or "none yet",
+            lag_text(g["lag_seconds"]),
+            g["last_status"] if not g["last_error"] else f"{g['last_status']}: {g['last_error']}",
+            ", ".join(f"{t} ({why.split(':')[0]})" for t, why in sorted(g["skipped"].items())) or None,
+            g["dag_id"],
+        ]
+        for g in groups
+    ]
+    headers = ["group", "source schema", "destination", "members", "point", "lag", "last refresh", "not members"]
+    return _table("snapshot groups", [*headers, "DAG"], rows)
+
+
 def _sync_outcome(publication: dict[str, Any]) -> str:
     """The publication's "last sync" cell."""
     if publication["died"]:
@@ -226,12 +246,13 @@ def _subscriptions_table(publications: list[dict[str, Any]]) -> str:
             _cell(sub.get("to_push")),
             _lag(sub.get("last_run")),
             _last_run(sub.get("last_run")),
+            _last_verify(sub.get("last_verify")),
         ]
         for publication in publications
         for sub in publication["subscribers"]
     ]
     headers = ["publication", "server", "replica", "state", "last pull", "last push", "to pull", "to push", "lag"]
-    headers.append("last run")
+    headers += ["last run", "last verify"]
     return _table("subscriptions", headers, rows)
 
 
@@ -255,6 +276,7 @@ def render_text(status: dict[str, Any]) -> str:
             f"catalog: {visible(status['catalog'])}",
             _logs_table(status["snapshot_logs"]),
             _snapshots_table(status.get("snapshots", [])),
+            _groups_table(status.get("groups", [])),
             _table("replication servers", ["server", "connection"], servers),
             _publications_table(status["publications"]),
             _subscriptions_table(status["publications"]),

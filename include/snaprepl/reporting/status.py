@@ -10,7 +10,6 @@ from snaprepl.catalog.dav_waiting import WaitingResource
 from snaprepl.catalog.log_guard import guard_notes
 from snaprepl.catalog.records import (
     COLLECTION_TYPE,
-    HistoryRecord,
     LogRecord,
     PublicationRecord,
     SnapshotRecord,
@@ -19,15 +18,18 @@ from snaprepl.catalog.records import (
 )
 from snaprepl.catalog.run_lock import snapshot_lock_name
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import group_dag_id, publication_dag_id, snapshot_dag_id
 from snaprepl.database.sessions import Database
 from snaprepl.dialects.base import BIDIR
 from snaprepl.errors import SnapreplError
+from snaprepl.ops.group_status import group_entries
 from snaprepl.ops.staleness import snapshot_is_stale, stale_rule, subscriber_is_stale
 from snaprepl.publications.leases import pull_lease, push_lease
 from snaprepl.publications.outcome import DECISIONS
 from snaprepl.refresh.stale import run_state
 from snaprepl.reporting.render import render_json, render_text
+from snaprepl.reporting.runs import add_last_runs
+from snaprepl.reporting.runs import iso as _iso
 from snaprepl.reporting.watermarks import log_watermarks
 from snaprepl.settings import Settings
 
@@ -44,10 +46,6 @@ class _PublicationContext:
     probe: bool
     settings: Settings
     now: datetime
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat(sep=" ", timespec="microseconds") if value else None
 
 
 def _why(err: Exception) -> str:
@@ -350,7 +348,7 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
             for c in catalog.conflict_summary()
         ],
     }
-    _add_last_runs(report, catalog.last_runs())
+    add_last_runs(report, catalog)
     for entry, snapshot in zip(report["snapshots"], snapshots, strict=True):
         entry["stale"] = snapshot.incremental and snapshot_is_stale(catalog, snapshot, settings, utcnow())
     report["settings"].update(
@@ -358,35 +356,12 @@ def collect_status(catalog: Catalog, settings: Settings, *, probe: bool = True) 
         detach_stale=settings.detach_stale,
         reinit_detached=settings.reinit_detached,
     )
-    checks = catalog.last_runs(checks=True)
+    report["groups"] = group_entries(catalog)
+    grouped = catalog.grouped_snapshots()  # a member is refreshed by its group's DAG
     for entry in report["snapshots"]:
-        entry["last_verify"] = _verify(checks.get((entry["name"], None)))
+        if entry["name"] in grouped:
+            entry.update(group=grouped[entry["name"]], dag_id=group_dag_id(grouped[entry["name"]]))
     return report
-
-
-def _verify(run: HistoryRecord | None) -> dict[str, Any] | None:
-    """A copy's newest verify or repair: when, whether the copy was equal, how many differences."""
-    if run is None:
-        return None
-    return {
-        "at": _iso(run.rh_ended), "kind": run.rh_kind, "outcome": run.rh_outcome,
-        "equal": run.rh_outcome == "ok",
-        "differences": run.rh_conflicts, "error": run.rh_error,
-    }  # fmt: skip
-
-
-def _add_last_runs(report: dict[str, Any], runs: dict[tuple[str, str | None], HistoryRecord]) -> None:
-    """Each snapshot's and subscriber's newest run from the history (``last_run``, None if none):
-    its lag at the end, its duration and rows."""
-    for entry in report["snapshots"]:
-        entry["last_run"] = _run(runs.get((entry["name"], None)))
-    for publication in report["publications"]:
-        for sub in publication["subscribers"]:
-            sub["last_run"] = _run(runs.get((publication["item"], sub["server"])))
-
-
-def _run(run: HistoryRecord | None) -> dict[str, Any] | None:
-    return None if run is None else {**run.to_json(), "duration_s": round(run.duration_s, 3)}
 
 
 __all__ = ["collect_status", "render_json", "render_text"]

@@ -11,7 +11,7 @@ rows travel, current as of now. Its result has these columns besides the snapsho
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
 from snaprepl.catalog.records import LogRecord
@@ -120,3 +120,37 @@ def incremental_snapshot_query(
     columns change when the source's do, :mod:`snaprepl.refresh.columns`)."""
     select = ", ".join(dialect.quote(c) for c in columns)
     return f"SELECT {select} FROM {dialect.qualified(schema, table)}" + (f" WHERE ({where})" if where else "")
+
+
+def staged_changes_query(
+    dialect: Dialect,
+    change: str,
+    key_columns: Sequence[str],
+    columns: Sequence[str],
+    lost: Collection[str],
+    commit_rows: int,
+) -> str:
+    """The rows of the change query ``change`` as the destination's staging table holds them, numbered
+    into commit batches by the source database: what :mod:`snaprepl.refresh.transforms` does in Spark
+    (``assign_batches``, then ``to_staging``), for a change set streamed without Spark.
+
+    A row's ``RANK()`` in SNAPTIME order, less one, is where its SNAPTIME group starts, so a group
+    belongs to the batch in which its first row falls and no commit splits it.
+
+    :param key_columns: the snapshot's key, whose values come from the log (deletes have no row).
+    :param columns: the staging table's data columns (the destination's), in its order.
+    :param lost: those the source no longer has: NULL.
+    """
+    q = dialect.quote
+    keys = {name: key_alias(i) for i, name in enumerate(key_columns)}
+    integer = render(GenericType("integer"), dialect.name)
+    batch = f"CAST(FLOOR((RANK() OVER (ORDER BY c.{q(SNAPTIME)}) - 1) / {int(commit_rows)}) AS {integer})"
+    values = [f"{'NULL' if name in lost else f'c.{q(keys.get(name, name))}'} AS {q(name)}" for name in columns]
+    selected = [
+        f"{batch} AS {q(BATCH)}",
+        f"CASE WHEN c.{q(PRESENT)} IS NOT NULL THEN 'U' ELSE 'D' END AS {q(OP)}",
+        f"c.{q(ROWGUID)}",
+        f"c.{q(SNAPTIME)}",
+        *values,
+    ]
+    return f"SELECT {', '.join(selected)} FROM ({change}) c"

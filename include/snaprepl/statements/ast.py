@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from snaprepl.common.table_names import TableRef
+from snaprepl.common.table_names import Ident, TableRef
 
 
 class Statement:
@@ -78,6 +78,41 @@ class VerifySnapshot(Statement):
     name: TableRef
     condition: str | None = None
     repair: bool = False
+
+
+@dataclass(frozen=True)
+class CreateSnapshotGroup(Statement):
+    """``CREATE SNAPSHOT GROUP name FROM SCHEMA source [INTO SCHEMA into] [EXCLUDE 'p, ...']
+    [INCLUDE NEW TABLES] [SCHEDULE ...]``; ``source.table`` is the schema."""
+
+    name: TableRef
+    source: TableRef
+    into: Ident | None = None
+    exclude: str | None = None
+    include_new: bool = False
+    schedule: Schedule | None = None
+
+
+@dataclass(frozen=True)
+class UpdateSnapshotGroup(Statement):
+    name: TableRef
+    nonincremental: bool = False
+
+
+@dataclass(frozen=True)
+class AlterSnapshotGroup(Statement):
+    """``ALTER SNAPSHOT GROUP name ADD | REMOVE member``, or ``... SCHEDULE 'cron' | NONE`` (``member``
+    None, ``schedule`` set)."""
+
+    name: TableRef
+    member: TableRef | None
+    add: bool = False
+    schedule: Schedule | None = None
+
+
+@dataclass(frozen=True)
+class DropSnapshotGroup(Statement):
+    name: TableRef
 
 
 @dataclass(frozen=True)

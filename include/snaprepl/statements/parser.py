@@ -43,6 +43,7 @@ _READABLE = {
     "WITH_DELETE": "WITH DELETE",
     "USING_EXISTING_TABLE": "USING EXISTING TABLE",
     "ON_PREBUILT_TABLE": "ON PREBUILT TABLE",
+    "INCLUDE_NEW_TABLES": "INCLUDE NEW TABLES",
     "$END": "the end",
 }
 
@@ -153,6 +154,21 @@ class _ToAst(Transformer[Token, Any]):
 
     def repair_snapshot(self, items: list[Any]) -> ast.VerifySnapshot:
         return ast.VerifySnapshot(name=items[0], condition=items[1], repair=True)
+
+    def create_group(self, items: list[Any]) -> ast.CreateSnapshotGroup:
+        name, source, into, exclude, include_new, schedule = items
+        return ast.CreateSnapshotGroup(name, source, into, exclude, include_new is not None, schedule)
+
+    def update_group(self, items: list[Any]) -> ast.UpdateSnapshotGroup:
+        return ast.UpdateSnapshotGroup(name=items[0], nonincremental=items[1] is not None)
+
+    def alter_group(self, items: list[Any]) -> ast.AlterSnapshotGroup:
+        if isinstance(items[1], ast.Schedule):
+            return ast.AlterSnapshotGroup(name=items[0], member=None, schedule=items[1])
+        return ast.AlterSnapshotGroup(name=items[0], member=items[2], add=items[1].type == "ADD")
+
+    def drop_group(self, items: list[Any]) -> ast.DropSnapshotGroup:
+        return ast.DropSnapshotGroup(name=items[0])
 
     def call(self, items: list[Any]) -> ast.Call:
         return ast.Call(function=str(items[0]), args=tuple(items[1:]))

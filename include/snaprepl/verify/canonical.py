@@ -69,9 +69,15 @@ def key_text(key_columns: Sequence[Column], target_type: Any, dialect: str) -> S
 
 
 def hashed(
-    frame: Any, columns: Sequence[Column], key: Sequence[str], target_type: Any, dialect: str, buckets: int
+    frame: Any,
+    columns: Sequence[Column],
+    key: Sequence[str],
+    target_type: Any,
+    dialect: str,
+    buckets: int | SparkColumn,
 ) -> Any:
-    """``frame`` (of the copy's types) with its canonical key text, row hash and bucket (of ``buckets``)."""
+    """``frame`` (of the copy's types) with its canonical key text, row hash and bucket: of
+    ``buckets`` hash buckets of the key, or the expression ``buckets``."""
     texts = _texts(columns, target_type, dialect)
     key_json = F.to_json(F.array(*(texts[k] for k in key)))
     row_json = F.to_json(F.array(*texts.values()))
@@ -79,12 +85,7 @@ def hashed(
         "*",
         key_json.alias(KEY),
         F.xxhash64(row_json).alias(HASH),
-        F.pmod(F.xxhash64(key_json), F.lit(buckets)).cast("int").alias(BUCKET),
-    )
-
-
-def bucket_sums(frame: Any) -> Any:
-    """Rows and the sum of row hashes per bucket of a :func:`hashed` frame."""
-    return frame.groupBy(BUCKET).agg(
-        F.count(F.lit(1)).alias("rows"), F.sum(F.col(HASH).cast("decimal(38,0)")).alias("total")
+        (F.pmod(F.xxhash64(key_json), F.lit(buckets)) if isinstance(buckets, int) else buckets)
+        .cast("long")
+        .alias(BUCKET),
     )

@@ -2,24 +2,29 @@
 
 Both sides are read once in the key ranges a complete refresh plans (:mod:`snaprepl.spark.partitioning`),
 every row reduced to its canonical key, a hash of its canonical values (:mod:`.canonical`) and a
-bucket of the key space (a hash of the key). Each side sends only a count and a sum of hashes per
-bucket to the driver: when every bucket agrees the copy is equal, after one read of each side. The
-buckets that disagree are read again, on both sides, and only their rows are joined by key, which
-names each difference: missing (in the source only), extra (in the copy only), different.
+bucket of the key space (a range of the key's integer first column, :mod:`.ranges`, else a hash of
+the key). Each side sends only a count and a sum of hashes per bucket to the driver: when every
+bucket agrees the copy is equal, after one read of each side. The rows of the buckets that disagree
+are read again on both sides (only their key ranges, when buckets are ranges; else both sides,
+keeping those buckets) and joined by key, which names each difference: missing (in the source
+only), extra (in the copy only), different.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, StructField, StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
+from snaprepl.spark.io import PredicatePartitioning
 from snaprepl.spark.session import session_of
-from snaprepl.verify.canonical import BUCKET, HASH, KEY, bucket_sums, hashed, quoted
+from snaprepl.verify.canonical import BUCKET, HASH, KEY, hashed, quoted
 from snaprepl.verify.model import DIFFERENT, EXTRA, MISSING, SAMPLE_SIZE
+from snaprepl.verify.ranges import KeyRanges, Span, differing, span_condition
 from snaprepl.verify.sides import Side, Sides
 
 KIND = "snaprepl_kind"
@@ -27,6 +32,7 @@ SOURCE_ROW = "snaprepl_source_row"
 DEST_KEY = "snaprepl_dest_key"
 _ROWS_PER_BUCKET = 256
 _MAX_BUCKETS = 1 << 16
+_READS = 8  # parallel reads of the spans of keys that differ
 
 
 def bucket_count(estimate: int) -> int:
@@ -43,6 +49,8 @@ class Comparison:
     target_type: Any  # the copy's Spark type of a column (SparkJdbc.target_type)
     dest_dialect: str
     buckets: int
+    #: Range buckets of the key's first column (None: hash buckets of the key).
+    ranges: KeyRanges | None = None
 
     def frame(self, side: Side) -> Any:
         """``side``'s rows in the copy's column names and types, hashed and bucketed."""
@@ -51,29 +59,62 @@ class Comparison:
         typed = named.select(
             *(F.col(quoted(c.name)).cast(self.target_type(c)).alias(c.name) for c in self.sides.dest_columns)
         )
-        return hashed(typed, self.sides.dest_columns, self.sides.key, self.target_type, self.dest_dialect, self.buckets)
+        ranges = self.ranges
+        bucket: int | Any = self.buckets
+        if ranges is not None:
+            bucket = F.expr(f"({quoted(ranges.dest_column)} - ({ranges.lower})) div {ranges.width}")
+        return hashed(typed, self.sides.dest_columns, self.sides.key, self.target_type, self.dest_dialect, bucket)
 
-    def differing_buckets(self) -> tuple[list[int], int]:
-        """The buckets whose count or hash sum differ between the sides, and the source's rows."""
-        source = bucket_sums(self.frame(self.sides.source)).withColumn("side", F.lit(0))
-        dest = bucket_sums(self.frame(self.sides.dest)).withColumn("side", F.lit(1))
-        sums: dict[int, list[tuple[int, Any] | None]] = {}
-        rows = 0
+    def _sums(self, side: Side) -> Any:
+        """Rows and the sum of row hashes per bucket (and each range bucket's smallest and largest key)."""
+        aggregates = [F.count(F.lit(1)).alias("rows"), F.sum(F.col(HASH).cast("decimal(38,0)")).alias("total")]
+        if self.ranges is not None:
+            column = F.col(quoted(self.ranges.dest_column))
+            aggregates += [F.min(column).alias("lo"), F.max(column).alias("hi")]
+        return self.frame(side).groupBy(BUCKET).agg(*aggregates)
+
+    def _both_sums(self) -> tuple[dict[int, Any], dict[int, Any]]:
+        source = self._sums(self.sides.source).withColumn("side", F.lit(0))
+        dest = self._sums(self.sides.dest).withColumn("side", F.lit(1))
+        both: tuple[dict[int, Any], dict[int, Any]] = ({}, {})
         for row in source.unionByName(dest).collect():
-            sums.setdefault(int(row[BUCKET]), [None, None])[int(row["side"])] = (int(row["rows"]), row["total"])
-            rows += int(row["rows"]) if int(row["side"]) == 0 else 0
-        return sorted(b for b, (s, d) in sums.items() if s != d), rows
+            limits = (int(row["lo"]), int(row["hi"])) if self.ranges is not None else ()
+            both[int(row["side"])][int(row[BUCKET])] = (int(row["rows"]), row["total"], *limits)
+        return both
 
-    def differences(self, buckets: list[int]) -> Any:
-        """The rows of ``buckets`` that differ: their canonical key, kind, the source's row (missing,
-        different) and the copy's key (extra)."""
+    def differing_buckets(self) -> tuple[list[int], int, int]:
+        """The hash buckets whose count or hash sum differ between the sides, and each side's rows."""
+        source, dest = self._both_sums()
+        differ = sorted(b for b in source.keys() | dest.keys() if source.get(b) != dest.get(b))
+        return differ, sum(s[0] for s in source.values()), sum(d[0] for d in dest.values())
+
+    def differing_spans(self) -> tuple[list[Span], int]:
+        """The range buckets whose count or hash sum differ, as spans of keys, and the source's rows."""
+        source, dest = self._both_sums()
+        return differing(source, dest), sum(s[0] for s in source.values())
+
+    def _chosen(self, side: Side, target: list[Span] | list[int]) -> Any:
+        """``side``'s hashed rows in ``target``: spans of keys (only they are read) or hash buckets."""
+        if target and isinstance(target[0], Span) and self.ranges is not None:
+            spans = [s for s in target if isinstance(s, Span)]
+            names = [c.name for c in self.sides.dest_columns]
+            column = side.columns[names.index(self.ranges.dest_column)].name
+            quoted_column = side.io.dialect.quote(column)
+            chunks = [spans[i::_READS] for i in range(min(_READS, len(spans)))]
+            plan = PredicatePartitioning(tuple(span_condition(quoted_column, chunk) for chunk in chunks))
+            return self.frame(dataclasses.replace(side, plan=plan))
         spark = session_of(self.spark)
         chosen = F.broadcast(
-            spark.createDataFrame([(b,) for b in buckets], StructType([StructField(BUCKET, IntegerType())]))
+            spark.createDataFrame([(b,) for b in target], StructType([StructField(BUCKET, LongType())]))
         )
+        return self.frame(side).join(chosen, BUCKET, "left_semi")
+
+    def differences(self, target: list[Span] | list[int]) -> Any:
+        """The rows of ``target`` (spans of keys, or hash buckets) that differ: their canonical key,
+        kind, the source's row (missing, different) and the copy's key (extra)."""
         names = [c.name for c in self.sides.dest_columns]
-        source = self.frame(self.sides.source).join(chosen, BUCKET, "left_semi")
-        dest = self.frame(self.sides.dest).join(chosen, BUCKET, "left_semi")
+        source = self._chosen(self.sides.source, target)
+        dest = self._chosen(self.sides.dest, target)
         left = source.select(
             KEY, F.col(HASH).alias("s_hash"), F.struct(*(F.col(quoted(n)) for n in names)).alias(SOURCE_ROW)
         )

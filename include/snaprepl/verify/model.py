@@ -59,6 +59,9 @@ class VerifyOutcome:
     rows_deleted: int = 0
     ranges: int = 0
     ranges_differing: int = 0
+    #: Rows read again (both sides) to name the differences: only the differing key ranges' when the
+    #: key starts with an integer column, else both sides once more.
+    rows_narrowed: int = 0
     #: Where the bucket sums were computed: ``databases`` (both sides' SQL) or ``spark``.
     computed_in: str = "spark"
 

@@ -10,19 +10,20 @@ from typing import Any
 from snaprepl.verify.canonical import KEY
 from snaprepl.verify.compare import Comparison, counted
 from snaprepl.verify.model import DIFFERENT, EXTRA, MISSING, VerifyOutcome, VerifyRequest
+from snaprepl.verify.ranges import Span
 
 
 def narrowed(
     request: VerifyRequest,
     comparison: Comparison,
-    buckets: list[int],
+    target: list[Span] | list[int],
     outcome: VerifyOutcome,
     pending: Any,
     repair: Callable[[Any], tuple[int, int]],
 ) -> VerifyOutcome:
-    """The differences in ``buckets`` less the keys of ``pending`` (None: none in flight), counted and
-    sampled; with ``request.repair`` given to ``repair`` and then compared again."""
-    found = comparison.differences(buckets).persist()
+    """The differences in ``target`` (spans of keys, or hash buckets) less the keys of ``pending``
+    (None: none in flight), counted and sampled; with ``request.repair`` given to ``repair`` and then compared again."""
+    found = comparison.differences(target).persist()
     try:
         differences = found.join(pending, KEY, "left_anti").persist() if pending is not None else found
         excluded = found.count() - differences.count() if pending is not None else 0
@@ -35,7 +36,7 @@ def narrowed(
         if not request.repair or not total:
             return outcome
         upserted, deleted = repair(differences)
-        after = comparison.differences(buckets)
+        after = comparison.differences(target)
         left = (after.join(pending, KEY, "left_anti") if pending is not None else after).count()
     finally:
         found.unpersist()

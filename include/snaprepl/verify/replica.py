@@ -24,10 +24,13 @@ from snaprepl.dialects.base import BIDIR
 from snaprepl.spark.io import SparkJdbc
 from snaprepl.spark.session import session_of
 from snaprepl.verify import sides as S
+from snaprepl.verify.bisect import find
 from snaprepl.verify.canonical import KEY, key_text, quoted
 from snaprepl.verify.compare import DEST_KEY, KIND, SOURCE_ROW, Comparison, bucket_count
+from snaprepl.verify.db_sums import DatabaseSums
 from snaprepl.verify.model import EXTRA, VerifyOutcome, VerifyRequest
 from snaprepl.verify.narrow import narrowed
+from snaprepl.verify.ranges import plan_ranges
 from snaprepl.verify.replicas import Replica
 
 
@@ -119,15 +122,18 @@ def verify_replica(spark: Any, catalog: Catalog, request: VerifyRequest, replica
         sides = replica_sides(state.publisher, sub, request.where)
         with sub.db.session() as session:
             estimate = sub.dialect.estimate_rows(session, sub.log.snl_schema, sub.log.snl_table)
-        comparison = Comparison(spark, sides, sub.io.target_type, sub.dialect.name, bucket_count(estimate or 0))
-        buckets, rows = comparison.differing_buckets()
+        buckets = bucket_count(estimate or 0)
+        ranges = plan_ranges(state.publisher.db, sub.db, sides, buckets)
+        comparison = Comparison(spark, sides, sub.io.target_type, sub.dialect.name, buckets, ranges)
+        found = find(comparison, DatabaseSums.of(state.publisher.db, sub.db, sides))
         outcome = VerifyOutcome(
-            copy=replica.name, equal=not buckets, rows=rows, ranges=comparison.buckets, ranges_differing=len(buckets)
-        )
-        if buckets:
+            copy=replica.name, equal=not found.differing, rows=found.rows, ranges=comparison.buckets,
+            ranges_differing=found.differing, computed_in=found.computed_in, rows_narrowed=found.rows_narrowed,
+        )  # fmt: skip
+        if found.differing:
             pending = pending_keys(spark, state, replica.server, sides, sub.io.target_type)
             outcome = narrowed(
-                request, comparison, buckets, outcome, pending,
+                request, comparison, found.target, outcome, pending,
                 lambda differences: repair_replica(state, replica.server, differences, sides),
             )  # fmt: skip
     finally:

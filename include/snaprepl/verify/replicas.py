@@ -23,3 +23,12 @@ def find_replica(catalog: Catalog, copy: str) -> Replica | None:
             if copy in (f"{sub.ss_schema}.{sub.ss_table}@{conn}", f"{sub.ss_table}@{conn}"):
                 return Replica(publication.sp_item, sub.ss_server, f"{sub.ss_schema}.{sub.ss_table}@{conn}")
     return None
+
+
+def replica_of(catalog: Catalog, item: str, server: str) -> Replica | None:
+    """Server ``server``'s replica of publication ``item`` (None: no such table subscription)."""
+    servers = {s.server: s.db_address for s in catalog.servers()}
+    for sub in catalog.subscriptions(item):
+        if sub.ss_server == server and sub.ss_table:
+            return Replica(item, server, f"{sub.ss_schema}.{sub.ss_table}@{servers.get(server, '?')}")
+    return None

@@ -17,11 +17,13 @@ from snaprepl.publications.leases import push_lease
 from snaprepl.refresh.checks import check_sources
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.spark.errors import root_cause
+from snaprepl.verify.bisect import find
 from snaprepl.verify.compare import Comparison, bucket_count
-from snaprepl.verify.db_sums import database_sums
+from snaprepl.verify.db_sums import DatabaseSums
 from snaprepl.verify.inflight import pending_keys
 from snaprepl.verify.model import VerifyOutcome, VerifyRequest
 from snaprepl.verify.narrow import narrowed
+from snaprepl.verify.ranges import Span, plan_ranges
 from snaprepl.verify.repair import apply_repair, staged_rows
 from snaprepl.verify.replica import verify_replica
 from snaprepl.verify.replicas import find_replica
@@ -80,21 +82,16 @@ def _verify(spark: Any, catalog: Catalog, request: VerifyRequest, ends: Endpoint
     check_sources(catalog, snapshot)  # a dropped source is an error, not a copy full of extras
     log = catalog.log(snapshot.sn_source_table) if snapshot.sn_source_table else None
     sides = plan_sides(ends, log, request.where, request.max_partitions)
-    comparison = Comparison(spark, sides, ends.dest_io.target_type, ends.dest_db.dialect.name, 0)
-    comparison.buckets = bucket_count(sides.estimate)
-    in_databases = database_sums(ends, sides, comparison.buckets)
-    computed_in = "databases" if in_databases is not None and in_databases[0] else "spark"
-    buckets: list[int] = []
-    if in_databases is not None and in_databases[0]:  # equal: no Spark at all
-        rows = in_databases[1]
-    else:
-        buckets, rows = comparison.differing_buckets()
+    buckets = bucket_count(sides.estimate)
+    ranges = plan_ranges(ends.source_db, ends.dest_db, sides, buckets)
+    comparison = Comparison(spark, sides, ends.dest_io.target_type, ends.dest_db.dialect.name, buckets, ranges)
+    found = find(comparison, DatabaseSums.of(ends.source_db, ends.dest_db, sides))
     outcome = VerifyOutcome(
-        copy=snapshot.sn_name, equal=not buckets, rows=rows, ranges=comparison.buckets,
-        ranges_differing=len(buckets), computed_in=computed_in,
+        copy=snapshot.sn_name, equal=not found.differing, rows=found.rows, ranges=comparison.buckets,
+        ranges_differing=found.differing, computed_in=found.computed_in, rows_narrowed=found.rows_narrowed,
     )  # fmt: skip
-    if buckets:
-        outcome = _narrowed(spark, catalog, request, ends, comparison, buckets, outcome)
+    if found.differing:
+        outcome = _narrowed(spark, catalog, request, ends, comparison, found.target, outcome)
     return dataclasses.replace(outcome, seconds=time.monotonic() - started)
 
 
@@ -104,10 +101,10 @@ def _narrowed(
     request: VerifyRequest,
     ends: Endpoints,
     comparison: Comparison,
-    buckets: list[int],
+    target: list[Span] | list[int],
     outcome: VerifyOutcome,
 ) -> VerifyOutcome:
-    """The differences in ``buckets`` (keys in flight excluded), repaired when asked."""
+    """The differences in ``target`` (keys in flight excluded), repaired when asked."""
     sides = comparison.sides
     pending = pending_keys(spark, catalog, ends, sides, request.tolerance_minutes, ends.dest_io.target_type)
 
@@ -115,7 +112,7 @@ def _narrowed(
         staged = staged_rows(differences, sides.dest_columns, sides.key, request.commit_rows)
         return apply_repair(ends, staged, sides.dest_columns, sides.key)
 
-    return narrowed(request, comparison, buckets, outcome, pending, repair)
+    return narrowed(request, comparison, target, outcome, pending, repair)
 
 
 def _record(

@@ -36,7 +36,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import HistoryRecord, SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
 from tests.support.airflow_cluster import REPO, AirflowCluster
 from tests.support.browser import chromium
 from tests.support.databases import PG_ADMIN, RealDatabase
@@ -116,6 +116,13 @@ def _record_history(catalog: Catalog, snapshot: str, shift: int = 0) -> None:
                 rh_backlog=backlog,
             )
         )  # fmt: skip
+    ended = start + timedelta(hours=len(figures))  # then a verify that found 3 differences
+    catalog.record_run(
+        HistoryRecord(
+            rh_copy=snapshot, rh_kind="verify", rh_started=ended, rh_ended=ended + timedelta(seconds=9),
+            rh_outcome="differences", rh_rows_in=500, rh_rows_out=0, rh_rows_deleted=0, rh_conflicts=3,
+        )
+    )  # fmt: skip
 
 
 def _record_conflict(catalog: Catalog, item: str, origin: str) -> int:
@@ -186,7 +193,10 @@ def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_d
         conflict_id = _record_conflict(catalog, item, subscription.ss_server)
         _record_history(catalog, record.sn_name)
         _record_history(catalog, hidden, shift=1)
-        for dag_id in (snapshot_dag_id(record.sn_name), snapshot_dag_id(hidden), publication_dag_id(item)):
+        catalog.update_snapshot(record.sn_name, sn_verify_schedule="@weekly")  # "Verify" needs a verify DAG
+        catalog.update_publication(item, sp_verify_schedule="@weekly")
+        dag_ids = [snapshot_dag_id(record.sn_name), snapshot_dag_id(hidden), publication_dag_id(item)]
+        for dag_id in [*dag_ids, verify_dag_id(record.sn_name), publication_verify_dag_id(item)]:
             cluster.wait_for_dag(dag_id)
         yield Site(cluster, catalog, passwords, record.sn_name, hidden, item, conflict_id)
     finally:
@@ -203,6 +213,8 @@ def test_every_endpoint_wants_a_logged_in_airflow_user(site: Site) -> None:
         ("GET", f"{PAGE}/api/conflicts"),
         ("GET", f"{PAGE}/api/history"),
         ("POST", f"{PAGE}/api/snapshots/{name}/refresh"),
+        ("POST", f"{PAGE}/api/snapshots/{name}/verify"),
+        ("POST", f"{PAGE}/api/publications/{urllib.parse.quote(site.item, safe='')}/verify"),
     ]
     for method, path in endpoints:
         assert site.call(method, path)[0] in {401, 403}, f"{method} {path} answered without a login"
@@ -242,6 +254,10 @@ def test_a_viewer_cannot_trigger(site: Site) -> None:
         )
         assert status == 403 and "may not trigger" in str(body), body  # the route found the snapshot
     assert site.manual_runs(dag_id) == [] and site.manual_runs(snapshot_dag_id(site.hidden)) == []
+    name = urllib.parse.quote(site.snapshot, safe="")
+    status, body = site.call("POST", f"{PAGE}/api/snapshots/{name}/verify", site.token("viewer"))
+    assert status == 403 and "may not trigger" in str(body), body
+    assert snapshot["can_verify"] is False and site.manual_runs(verify_dag_id(site.snapshot)) == []
 
 
 def test_the_ledger_pages_and_filters(site: Site) -> None:
@@ -327,8 +343,13 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
     assert len(driver.find_elements(By.CSS_SELECTOR, ".charts .uplot")) == 3, "a chart is missing"
 
     snapshot_row = driver.find_element(By.CSS_SELECTOR, f"#snapshots tr[data-snapshot='{site.snapshot}']")
+    assert snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify]").text.startswith("3 differences")
     snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]").click()
     wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
+    snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").click()
+    wait.until(lambda d: verify_dag_id(site.snapshot) in d.find_element(By.ID, "message").text)
+    row = driver.find_element(By.CSS_SELECTOR, f"#subscriptions tr[data-publication='{site.item}']")
+    assert row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").is_enabled()
     driver.switch_to.default_content()
     _screenshot(driver, tmp_path)
 
@@ -336,6 +357,7 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
     assert len(runs) == 1, runs
     assert runs[0]["conf"]["mode"] == "incremental"
     assert runs[0].get("triggering_user_name") in {None, "admin"}
+    assert len(site.manual_runs(verify_dag_id(site.snapshot))) == 1, "Verify started the snapshot's verify DAG"
 
 
 def _screenshot(driver: object, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from snaprepl import api
+from snaprepl.errors import InvalidArgument
 
 pytestmark = pytest.mark.spark
 
@@ -43,3 +44,18 @@ def test_a_replica_changed_behind_snaprepls_back_is_found_and_repaired(
         assert sorted(servers.pub.rows(f"SELECT * FROM {table}")) == published, "the publisher is never written"
         runs = catalog.history(limit=50)
         assert any(r.rh_kind == "repair" and r.rh_server == servers.name(db) for r in runs)
+        from snaprepl.reporting.status import collect_status
+
+        item = next(r.rh_copy for r in runs if r.rh_kind == "repair" and r.rh_server == servers.name(db))
+        publication = next(
+            p for p in collect_status(catalog, settings, probe=False)["publications"] if p["item"] == item
+        )
+        entry = next(s for s in publication["subscribers"] if s["server"] == servers.name(db))
+        assert (entry["last_verify"]["kind"], entry["last_verify"]["equal"]) == ("verify", True), entry
+    kind = catalog.publication(item).sp_type
+    assert "'@weekly'" in api.repl_set_publication_verify_schedule(item, kind, "@weekly", catalog=catalog)
+    assert catalog.publication(item).sp_verify_schedule == "@weekly"
+    with pytest.raises(InvalidArgument):
+        api.repl_set_publication_verify_schedule(item, kind, "every tuesday", catalog=catalog)
+    api.repl_set_publication_verify_schedule(item, kind, None, catalog=catalog)
+    assert catalog.publication(item).sp_verify_schedule is None

@@ -9,7 +9,9 @@ DAG they may read, and a trigger only on a DAG they may run.
 - ``GET /api/conflicts`` one page of the conflict ledger (filters: item, type, decision);
 - ``GET /api/history`` the run history, per copy, for the charts;
 - ``POST /api/snapshots/{name}/refresh`` "Refresh now" (``complete=false``) or "Complete refresh";
-  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``.
+  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``;
+- ``POST /api/snapshots/{name}/verify`` and ``POST /api/publications/{item}/verify`` "Verify": a run
+  of the copy's verify DAG (there is one when the copy has a verify schedule).
 
 Every writing request (any method but GET/HEAD/OPTIONS, on any route) first passes
 :func:`~.csrf.forbid_cross_site`, a dependency of the whole app: no other site can press a button.
@@ -29,7 +31,7 @@ from snaprepl.airflow.ui import data
 from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
 from snaprepl.airflow.ui.csrf import forbid_cross_site
 from snaprepl.airflow.ui.trigger import trigger_dag
-from snaprepl.common.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
 
 URL_PREFIX = "/snaprepl"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -79,9 +81,12 @@ async def overview(user: CurrentUser) -> dict[str, Any]:
     def collect() -> dict[str, Any]:
         readable = readable_dag_ids(user)
         report = data.overview(readable)
-        allowed = triggerable(user, [s["dag_id"] for s in report["snapshots"]])
+        verify_dags = [c["verify_dag_id"] for c in report["snapshots"] + report["publications"] if c["verify_dag_id"]]
+        allowed = triggerable(user, [s["dag_id"] for s in report["snapshots"]] + verify_dags)
         for snapshot in report["snapshots"]:
             snapshot["can_trigger"] = snapshot["dag_id"] in allowed
+        for copy in report["snapshots"] + report["publications"]:
+            copy["can_verify"] = copy["verify_dag_id"] in allowed
         return {"user": getattr(user, "get_name", lambda: None)(), **report}
 
     return await run_in_threadpool(collect)
@@ -122,6 +127,46 @@ async def refresh(name: str, request: Request, user: CurrentUser, complete: bool
         return trigger_dag(_own_address(request), user_token(request), dag_id, mode)
 
     return await run_in_threadpool(start)
+
+
+@app.post("/api/snapshots/{name:path}/verify")
+async def verify_snapshot(name: str, request: Request, user: CurrentUser) -> dict[str, Any]:
+    """Trigger the snapshot's verify DAG ("Verify")."""
+
+    def start() -> dict[str, Any]:
+        if snapshot_dag_id(name) not in readable_dag_ids(user):
+            raise HTTPException(404, f"no snapshot {name}")
+        catalog, _ = data.open_catalog()
+        snapshot = catalog.snapshot(name)
+        if snapshot is None:
+            raise HTTPException(404, f"no snapshot {name}")
+        return _verify(request, user, verify_dag_id(name), snapshot.sn_verify_schedule, f"snapshot {name}")
+
+    return await run_in_threadpool(start)
+
+
+@app.post("/api/publications/{item:path}/verify")
+async def verify_publication(item: str, request: Request, user: CurrentUser) -> dict[str, Any]:
+    """Trigger the verify DAG of the publication's replicas ("Verify")."""
+
+    def start() -> dict[str, Any]:
+        if publication_dag_id(item) not in readable_dag_ids(user):
+            raise HTTPException(404, f"no publication {item}")
+        catalog, _ = data.open_catalog()
+        publication = catalog.publication(item)
+        if publication is None:
+            raise HTTPException(404, f"no publication {item}")
+        what = f"publication {item}"
+        return _verify(request, user, publication_verify_dag_id(item), publication.sp_verify_schedule, what)
+
+    return await run_in_threadpool(start)
+
+
+def _verify(request: Request, user: Any, dag_id: str, schedule: str | None, what: str) -> dict[str, Any]:
+    if not schedule:
+        raise HTTPException(409, f"{what} has no verify DAG: give it a verify schedule first")
+    require_trigger(user, dag_id)
+    return trigger_dag(_own_address(request), user_token(request), dag_id, None)
 
 
 def _own_address(request: Request) -> str:

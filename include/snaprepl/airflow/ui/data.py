@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 
 from snaprepl.catalog.records import HistoryRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
 from snaprepl.publications.outcome import DECISIONS
 from snaprepl.reporting.status import collect_status
 from snaprepl.settings import Settings
@@ -99,6 +99,7 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     for publication in publications:
         publication["dag"] = runs.get(publication["dag_id"])
     _add_alerts(catalog, snapshots, publications)
+    _add_verify_dags(catalog, snapshots, publications)
     return {
         "snapshots": snapshots,
         "snapshot_logs": [log for log in report["snapshot_logs"] if log["source"] in sources],
@@ -119,6 +120,17 @@ def _add_alerts(catalog: Catalog, snapshots: list[dict[str, Any]], publications:
         publication["alerts"] = held.get((publication["item"], None), [])
         for sub in publication["subscribers"]:
             sub["alerts"] = held.get((publication["item"], sub["server"]), [])
+
+
+def _add_verify_dags(catalog: Catalog, snapshots: list[dict[str, Any]], publications: list[dict[str, Any]]) -> None:
+    """Each copy's verify DAG (``verify_dag_id``; None without a verify schedule): the page's "Verify"."""
+    checked = {s.sn_name for s in catalog.snapshots() if s.sn_verify_schedule}
+    for snapshot in snapshots:
+        snapshot["verify_dag_id"] = verify_dag_id(snapshot["name"]) if snapshot["name"] in checked else None
+    checked = {p.sp_item for p in catalog.publications() if p.sp_verify_schedule}
+    for publication in publications:
+        item = publication["item"]
+        publication["verify_dag_id"] = publication_verify_dag_id(item) if item in checked else None
 
 
 def readable_items(catalog: Catalog, user_dags: set[str]) -> list[str]:

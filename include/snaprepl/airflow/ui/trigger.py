@@ -18,15 +18,16 @@ from fastapi import HTTPException
 from snaprepl.airflow.runs import MODES
 
 
-def trigger_dag(origin: str, token: str, dag_id: str, mode: str) -> dict[str, Any]:
-    """Create a manual run of ``dag_id`` with conf ``{"mode": mode}``; Airflow's answer (the run).
+def trigger_dag(origin: str, token: str, dag_id: str, mode: str | None) -> dict[str, Any]:
+    """Create a manual run of ``dag_id`` with conf ``{"mode": mode}`` (an empty conf without a mode:
+    a verify DAG); Airflow's answer (the run).
 
     :param origin: the api-server's own address (``http://host:port``) as the request reached it.
     """
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         raise HTTPException(422, f"mode must be one of {', '.join(MODES)}")
     url = f"{origin.rstrip('/')}/api/v2/dags/{urllib.parse.quote(dag_id, safe='')}/dagRuns"
-    body = json.dumps({"logical_date": None, "conf": {"mode": mode}}).encode()
+    body = json.dumps({"logical_date": None, "conf": {"mode": mode} if mode else {}}).encode()
     request = urllib.request.Request(url, data=body, method="POST")
     request.add_header("Content-Type", "application/json")
     request.add_header("Accept", "application/json")

@@ -61,6 +61,44 @@ function snapshotState(s) {
   return [last.status || "never refreshed", ""];
 }
 
+function verifyButton(path, copy) {
+  // "Verify": a run of the copy's verify DAG (it has one when it has a verify schedule).
+  const button = el("button", "Verify");
+  button.type = "button";
+  button.dataset.action = "verify";
+  if (!copy.verify_dag_id || !copy.can_verify) {
+    button.disabled = true;
+    button.title = copy.verify_dag_id ? `You may not trigger ${copy.verify_dag_id}`
+      : "No verify DAG: give the copy a verify schedule (repl_set_..._verify_schedule)";
+  }
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const run = await getJson(path, { method: "POST", headers: WRITE_HEADERS, body: "{}" });
+      say(`Triggered ${run.dag_id}: run ${run.dag_run_id} (${run.state})`);
+    } catch (err) {
+      say(`Could not trigger ${copy.verify_dag_id}: ${err.message}`, true);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+function lastVerify(row, check, button) {
+  // The copy's newest verify or repair (snaprepl status's last_verify): equal, or how many differences.
+  let text = null, cls = "";
+  if (check && check.outcome === "failed") [text, cls] = [`${check.kind} failed ${when(check.at) || ""}`, "state-bad"];
+  else if (check) {
+    const repaired = check.kind === "repair" && check.outcome === "ok" && check.differences ? ", repaired" : "";
+    text = `${check.equal ? "equal" : `${check.differences} differences`}${repaired} ${when(check.at) || ""}`;
+    cls = check.equal ? "state-ok" : "state-bad";
+  }
+  const td = cell(row, text, cls);
+  td.dataset.field = "verify";
+  if (button) td.appendChild(el("div")).appendChild(button);
+}
+
 function dagRun(run) {
   if (!run) return null;
   return `${run.state} · ${when(run.started) || ""}`;
@@ -96,7 +134,7 @@ function drawSnapshots(snapshots) {
   body.replaceChildren();
   if (!snapshots.length) {
     const row = body.insertRow();
-    cell(row, "No snapshot you may read.").colSpan = 10;
+    cell(row, "No snapshot you may read.").colSpan = 11;
   }
   for (const s of snapshots) {
     const row = body.insertRow();
@@ -116,6 +154,7 @@ function drawSnapshots(snapshots) {
     if (s.last_refresh && s.last_refresh.at) last.appendChild(el("span", `refreshed ${when(s.last_refresh.at)}`, "small"));
     cell(row, s.dag && s.dag.next ? when(s.dag.next) : (s.schedule ? null : "manual"));
     cell(row, s.purge_blocker);
+    lastVerify(row, s.last_verify, verifyButton(`api/snapshots/${encodeURIComponent(s.name)}/verify`, s));
     const actions = cell(row, "", "actions");
     actions.classList.remove("none");
     actions.textContent = "";
@@ -145,7 +184,7 @@ function drawSubscriptions(publications) {
       cell(row, p.item);
       cell(row, p.publisher);
       cell(row, p.last_sync.status ? `${p.last_sync.status} ${when(p.last_sync.at) || ""}` : "never");
-      if (!sub) { cell(row, "no subscriber").colSpan = 6; continue; }
+      if (!sub) { cell(row, "no subscriber").colSpan = 7; continue; }
       cell(row, sub.server);
       cell(row, sub.replica);
       const flags = [sub.detached_at ? "detached: needs REPL_INIT_SNAPSHOT" : sub.stale ? "stale" : "", ...(sub.alerts || [])];
@@ -156,6 +195,7 @@ function drawSubscriptions(publications) {
       const last = cell(row, when(sub.last_pull_at) || "—");
       last.classList.remove("none");
       last.appendChild(el("span", when(sub.last_push_at) || "—", "small"));
+      lastVerify(row, sub.last_verify, verifyButton(`api/publications/${encodeURIComponent(p.item)}/verify`, p));
     }
   }
   items.value = chosen;

@@ -3,7 +3,7 @@ destination, columns dropped at the source and kept in the destination with thei
 columns widened (issue 25, item 3).
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0016
 Create Date: 2026-11-27
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0014"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,87 @@
+"""An incremental refresh's change set streamed into the destination's staging table by the pair's
+bulk pipe (PostgreSQL to PostgreSQL: ``COPY (change query) TO STDOUT`` into ``COPY ... FROM STDIN``),
+without Spark.
+
+The change query is the one the Spark path reads (the same window condition, so the same log
+entries), wrapped by :func:`snaprepl.sql.change_queries.staged_changes_query`, which numbers the commit
+batches and names the operations in the source database. The rows go in one stream, one Spark task
+(the complete refresh's pipe with a single range: the numbering needs the whole set in one query).
+
+The pipe is taken where the source dialect has one into the destination (:meth:`Dialect.bulk_pipe`),
+the columns' text forms match (:meth:`BulkPipe.refusal`), and the replay log lists none of the
+window's entries (the window is read by transaction ids): excluding replayed entries is the Spark
+path's anti join.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from snaprepl.dialects import Column
+from snaprepl.dialects.model import BulkPipe
+from snaprepl.errors import RefreshFailed
+from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.window import Window
+from snaprepl.spark.session import session_of
+from snaprepl.sql.change_queries import staged_changes_query
+
+log = logging.getLogger(__name__)
+
+#: Loads the staging table named by its argument; returns what the load's writer returns.
+Loader = Callable[[str], object]
+
+
+def pipe_loader(
+    spark: Any,
+    ends: Endpoints,
+    window: Window,
+    query: str,
+    stage_columns: Sequence[Column],
+    source_columns: Mapping[str, Column],
+    commit_rows: int,
+) -> Loader | None:
+    """A loader streaming the change query ``query``'s rows into the staging table through the pair's
+    bulk pipe, or None where the pair has none, the column types differ, or replayed entries must be
+    left out (then the changes go through Spark).
+
+    :param stage_columns: the staging table's columns: batch, operation, ROWGUID, SNAPTIME, then the
+        destination's.
+    :param source_columns: the source table's columns by name.
+    """
+    if window.replayed:
+        return None
+    source, dest = ends.source_db.dialect, ends.dest_db.dialect
+    pipe = source.bulk_pipe(ends.source_io.conn, dest, ends.dest_io.conn)
+    if pipe is None:
+        return None
+    key = window.log.key_columns
+    meta, data = list(stage_columns[:4]), list(stage_columns[4:])
+    lost = {c.name for c in data if c.name not in source_columns}
+    # What the source sends for each staging column: the meta columns are made for it, a lost column is NULL.
+    sent = [*meta, *(c if c.name in lost else source_columns[c.name] for c in data)]
+    refusal = pipe.refusal(sent, stage_columns)
+    if refusal:
+        log.info("snapshot %s: changes read through Spark, not the COPY pipe: %s", ends.snapshot.sn_name, refusal)
+        return None
+    staged = staged_changes_query(source, query, key, [c.name for c in data], lost, commit_rows)
+
+    def load(stage: str) -> int:
+        return _pipe(session_of(spark), ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))
+
+    return load
+
+
+def _pipe(spark: Any, ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]]) -> int:
+    """Stream ``query``'s rows into ``target`` (schema, table, columns) in one Spark task; the rows staged."""
+    try:
+        return pipe(spark, query, target[2], [None], target)
+    except Exception as err:
+        cause = pipe.failure(err)
+        if cause is None:
+            raise
+        raise RefreshFailed(
+            f"incremental refresh of {ends.snapshot.sn_name} failed while reading its changes: {cause}",
+            "the destination is unchanged; fix the cause and refresh again",
+        ) from err

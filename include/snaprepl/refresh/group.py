@@ -1,0 +1,262 @@
+"""A snapshot group's incremental refresh to one consistent point (issue 25; Oracle's refresh groups
+with ``atomic_refresh``).
+
+1. Every member's lease, then per source database one read transaction that sees one state of it
+   (``Dialect.consistent_high_water``: PostgreSQL REPEATABLE READ, whose snapshot is the transaction-id
+   watermark; MariaDB a consistent snapshot begun just after the mark; SQLite the write lock), and the
+   high water that goes with it, taken once and given to every member of that source as its bound.
+2. In that transaction, each member's change query (:mod:`snaprepl.sql.change_queries`): its log
+   entries in its window joined with its rows, all as of that one state.
+3. Each member's changes into a staging table of the destination.
+4. One destination transaction for the whole group: upserts parents first, then deletes children
+   first (foreign keys between copies hold inside it), so a reader sees all of the group's changes or
+   none. A group has one destination connection, so this is the whole group.
+5. Then, per member, the replay log and SN_LAST_TS (``window.watermark``), SN_XID_SNAPSHOT, the
+   outcome and the history. A run that dies between 4 and 5 is run again: rows are read current, so
+   re-applying them changes nothing.
+
+No Spark: the changes pass through this process (a group's incremental refresh is meant for changes
+between refreshes; a complete refresh of a member runs as its own job).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from snaprepl.catalog import run_history
+from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_lock import RunLock, check_leases, snapshot_lock_name
+from snaprepl.catalog.store import Catalog
+from snaprepl.common.table_names import Ident
+from snaprepl.database.errors import one_line
+from snaprepl.database.sessions import Database
+from snaprepl.dialects import Column, Dialect
+from snaprepl.dialects.model import SqlSession
+from snaprepl.dialects.types import GenericType, render
+from snaprepl.errors import RefreshFailed, SnapreplError, SnapshotNotFound
+from snaprepl.refresh.checks import check_sources
+from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.idle import record_succeeded
+from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.window import Window, log_window, record_xids
+from snaprepl.sql.change_queries import BATCH, OP, ROWGUID, SNAPTIME, change_query
+
+#: Bound parameters per INSERT into a staging table (under every dialect's limit).
+_PARAMS_PER_INSERT = 900
+
+
+@dataclass
+class _Member:
+    """One member during a group refresh: its ends, window, destination columns and staged changes."""
+
+    ends: Endpoints
+    window: Window | None = None
+    columns: list[Column] = field(default_factory=list)
+    rows: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    entries: list[tuple[str, datetime]] = field(default_factory=list)
+    stage: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.ends.snapshot.sn_name
+
+    def count(self, op: str) -> int:
+        return sum(1 for row in self.rows.values() if row[1] == op)
+
+
+@dataclass(frozen=True)
+class GroupPass:
+    """What a group refresh did: each member's outcome, and the point per source connection."""
+
+    outcomes: list[RefreshOutcome]
+    points: dict[str, datetime]
+
+
+def refresh_group(catalog: Catalog, names: Sequence[str], request: RefreshRequest) -> GroupPass:
+    """Bring the snapshots ``names`` (parents first) to one point per source (steps 1 to 5 above).
+
+    :param request: the tolerance and run id every member's window uses (its ``snapshot`` is ignored).
+    """
+    started, started_at = time.monotonic(), utcnow()
+    with ExitStack() as stack:
+        members = []
+        for name in names:
+            stack.enter_context(RunLock(catalog, snapshot_lock_name(name), request.run_id, what=f"snapshot {name}"))
+            snapshot = catalog.snapshot(name)
+            if snapshot is None:
+                raise SnapshotNotFound(f"there is no snapshot {name}", "`snaprepl status` lists the snapshots")
+            ends = Endpoints.of(snapshot)
+            stack.callback(ends.dispose)
+            ends.snapshot = check_sources(catalog, snapshot)
+            members.append(_Member(ends))
+        try:
+            points = _read_all(catalog, request, members)
+            _stage_and_apply(members)
+        except BaseException as err:
+            failure = _failure(err)
+            _record_failure(catalog, members, started_at, failure)
+            if failure is err:
+                raise
+            raise failure from err
+        outcomes = [_record(catalog, m, started, started_at) for m in members]
+    return GroupPass(outcomes, points)
+
+
+def _read_all(catalog: Catalog, request: RefreshRequest, members: list[_Member]) -> dict[str, datetime]:
+    """Step 1 and 2: per source connection one consistent read for all its members."""
+    points: dict[str, datetime] = {}
+    by_source: dict[str, list[_Member]] = {}
+    for member in members:
+        by_source.setdefault(member.ends.snapshot.sn_source_conn, []).append(member)
+    for conn, group in by_source.items():
+        database = group[0].ends.source_db
+        with database.session() as session:
+            high = database.dialect.consistent_high_water(session)
+            for member in group:
+                member.window = log_window(catalog, request, member.ends, shared=high)
+                _read(session, database.dialect, member)
+        points[conn] = high.clock
+    return points
+
+
+def _read(session: SqlSession, source: Dialect, member: _Member) -> None:
+    """The member's pending changes as staging rows (one per key: rows are current, so every entry of a
+    key says the same), and every log entry they stand for."""
+    assert member.window is not None
+    log, snapshot = member.window.log, member.ends.snapshot
+    info = source.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
+    member.columns = list(member.ends.dest_table().columns)
+    present = {c.name for c in info.columns}
+    read = [c.name for c in member.columns if c.name in present]
+    window = member.window.condition(source, "snaprepl_l.")
+    query = change_query(source, log, read, snapshot.sn_condition, member.window.start, window)
+    replayed = set(member.window.replayed)
+    keys = log.key_columns
+    for row in session.query(query):
+        key, (snaptime, guid, is_present), values = (
+            row[: len(keys)],
+            row[len(keys) : len(keys) + 3],
+            row[len(keys) + 3 :],
+        )
+        if guid in replayed:
+            continue
+        stamp = source.snaptime_value(snaptime)
+        assert stamp is not None
+        member.entries.append((str(guid), stamp))
+        current = dict(zip(read, values, strict=True))
+        current.update(zip(keys, key, strict=True))
+        data = tuple(current.get(c.name) for c in member.columns)
+        member.rows[tuple(key)] = (0, "U" if is_present is not None else "D", str(guid), stamp, *data)
+
+
+def _stage_and_apply(members: list[_Member]) -> None:
+    """Steps 3 and 4: stage each member's changes, apply them all in one destination transaction."""
+    changed = [m for m in members if m.rows]
+    if not changed:
+        return
+    try:
+        for member in changed:
+            _stage(member)
+        dest_db = changed[0].ends.dest_db
+        with dest_db.session() as session:
+            for member in changed:  # parents first: a child's new parent is there
+                _run(session, dest_db, member, "U")
+            for member in reversed(changed):  # children first: no child is left without its parent
+                _run(session, dest_db, member, "D")
+            check_leases()  # a run taken over (thought dead) commits nothing
+    finally:
+        for member in changed:
+            if member.stage:
+                member.ends.drop_after_failure(member.ends.snapshot.sn_dest_schema, member.stage)
+
+
+def _stage(member: _Member) -> None:
+    dest_db = member.ends.dest_db
+    dest, schema = dest_db.dialect, member.ends.snapshot.sn_dest_schema
+    member.stage = member.ends.staging_name("grp")
+    stage_columns = [
+        Column(BATCH, render(GenericType("integer"), dest.name)),
+        Column(OP, dest.dmltype_type),
+        Column(ROWGUID, dest.rowguid_type),
+        Column(SNAPTIME, render(GenericType("timestamp"), dest.name)),
+        *(Column(c.name, c.type_sql) for c in member.columns),
+    ]
+    with dest_db.session() as session:
+        session.execute(dest.drop_table_sql(schema, member.stage))
+        session.execute(dest.create_table_sql(schema, member.stage, stage_columns, []))
+    with dest_db.session() as session:
+        _insert(session, dest, dest.qualified(schema, member.stage), [c.name for c in stage_columns], member.rows)
+
+
+def _insert(
+    session: SqlSession, dialect: Dialect, table: str, names: list[str], rows: dict[tuple[Any, ...], tuple[Any, ...]]
+) -> None:
+    """Insert ``rows`` into ``table``, many rows per statement."""
+    columns = ", ".join(dialect.quote(n) for n in names)
+    values = list(rows.values())
+    per_insert = max(1, _PARAMS_PER_INSERT // len(names))
+    for start in range(0, len(values), per_insert):
+        chunk = values[start : start + per_insert]
+        params = {f"p{i}_{j}": dialect.python_param(v) for i, row in enumerate(chunk) for j, v in enumerate(row)}
+        marks = ", ".join(f"({', '.join(f':p{i}_{j}' for j in range(len(names)))})" for i in range(len(chunk)))
+        session.execute(f"INSERT INTO {table} ({columns}) VALUES {marks}", params)
+
+
+def _run(session: SqlSession, dest_db: Database, member: _Member, op: str) -> None:
+    if not member.count(op):
+        return
+    assert member.window is not None
+    dest, snapshot = dest_db.dialect, member.ends.snapshot
+    target = dest.qualified(snapshot.sn_dest_schema, snapshot.sn_dest_table)
+    staged = dest.qualified(snapshot.sn_dest_schema, member.stage)
+    key = member.window.log.key_columns
+    if op == "U":
+        sql = dest.upsert_staged_sql(target, staged, member.columns, key, BATCH, OP)
+    else:
+        sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
+    session.execute(sql, {"batch": 0})
+
+
+def _record(catalog: Catalog, member: _Member, started: float, started_at: datetime) -> RefreshOutcome:
+    """Step 5 for one member."""
+    assert member.window is not None
+    snapshot = member.ends.snapshot
+    last_ts = snapshot.sn_last_ts
+    if member.entries:
+        last_ts = member.window.watermark(max(ts for _, ts in member.entries))
+        catalog.record_applied(snapshot.sn_name, member.entries, last_ts)
+    record_xids(catalog, snapshot, member.window)
+    outcome = RefreshOutcome(
+        snapshot=snapshot.sn_name,
+        kind=INCREMENTAL,
+        rows_upserted=member.count("U"),
+        rows_deleted=member.count("D"),
+        batches=1 if member.rows else 0,
+        last_ts=last_ts,
+        duration_s=time.monotonic() - started,
+        note=member.window.note,
+    )
+    return record_succeeded(catalog, outcome, started, started_at)
+
+
+def _failure(err: BaseException) -> BaseException:
+    """snaprepl's errors and interruptions as they are; a database's error as one line."""
+    if isinstance(err, SnapreplError) or not isinstance(err, Exception):
+        return err
+    return RefreshFailed(
+        f"group refresh failed: {one_line(err)}",
+        "nothing of this refresh was committed (the copies keep their last common point); fix the cause and "
+        "refresh the group again",
+    )
+
+
+def _record_failure(catalog: Catalog, members: list[_Member], started_at: datetime, err: BaseException) -> None:
+    why = run_history.clean_error(err) if isinstance(err, Exception) else type(err).__name__
+    for member in members:
+        catalog.update_snapshot(member.name, sn_last_status="failed", sn_last_error=why, sn_last_refresh_at=utcnow())
+        run_history.record_refresh(catalog, member.name, INCREMENTAL, started_at, "failed", rh_error=why)
