@@ -43,6 +43,7 @@ def run(spark: Any, args: SyncRequest, catalog: Any) -> list[Any]:
         if args.action in {"init", "pull", "push"} and not args.server:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
+            assert args.server is not None  # checked above
             outcome = _recorded(catalog, sync.item, "init", args.server, naming_losses(sync, "init", _load(sync, args)))
             catalog.update_subscription(args.server, sync.item, ss_detached_at=None)  # reloaded: attached again
             return [outcome]
