@@ -77,7 +77,8 @@ def _follow_schema(
     """New source tables: made members when the group includes new tables (a table without a primary
     key is skipped and said so), else reported. Returns (joined, not joined, dependency order)."""
     tables, edges = source_layout(group, catalog)
-    known = {catalog.snapshot(m).sn_dest_table for m in catalog.group_members(group.sg_name) if catalog.snapshot(m)}
+    members = (catalog.snapshot(m) for m in catalog.group_members(group.sg_name))
+    known = {member.sn_dest_table for member in members if member is not None}
     skipped = group.skipped
     joined, not_joined = [], []
     order = dependency_order(tables, edges)
