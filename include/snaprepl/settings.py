@@ -40,6 +40,8 @@ class Settings:
     :param rplog_purge_schedule: schedule of the DAG that purges replay logs.
     :param log_purge_schedule: schedule of the DAG that purges snapshot logs.
     :param refresh_commit_rows: rows applied per destination commit (commits never split a SNAPTIME group).
+    :param refresh_max_partitions: most parallel reads of a complete refresh, of each side of a verify,
+        and of a subscriber's initial load (fewer when the table is small).
     :param spark_driver_memory: ``--driver-memory`` of refresh jobs.
     :param spark_ui: start the Spark web UI for refresh jobs (off: it costs startup time, and jobs are
         short; turn it on to watch long complete refreshes).
@@ -93,6 +95,7 @@ class Settings:
     rplog_purge_schedule: str = "*/30 * * * *"
     log_purge_schedule: str = "0 * * * *"
     refresh_commit_rows: int = 50_000
+    refresh_max_partitions: int = 8
     spark_driver_memory: str = "1g"
     spark_ui: bool = False
     conflict_notifier: str = "log"
@@ -135,6 +138,8 @@ class Settings:
             )
         if self.refresh_commit_rows < 1:
             raise InvalidArgument("refresh_commit_rows must be at least 1")
+        if self.refresh_max_partitions < 1:
+            raise InvalidArgument("refresh_max_partitions must be at least 1")
         if self.lock_timeout_seconds < 1 or self.statement_timeout_seconds < 0:
             raise InvalidArgument("lock_timeout_seconds must be 1 or more, statement_timeout_seconds 0 or more")
         if self.history_keep_days < 1 or self.lag_alert_minutes < 0 or self.long_transaction_warn_minutes < 0:

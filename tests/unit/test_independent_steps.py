@@ -12,10 +12,10 @@ from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
 from snaprepl.errors import DatabaseUnreachable, ReplicationError, SnapshotBusy
 from snaprepl.ops.staleness import detaches, stale_after, subscriber_is_stale
 from snaprepl.publications.outcome import Outcome
+from snaprepl.publications.request import SyncRequest
 from snaprepl.publications.steps import run_steps
 from snaprepl.settings import Settings
-from snaprepl.spark.job_args import SyncJobArgs
-from snaprepl.submit.sync import sync_arguments
+from snaprepl.spark.job_args import job_argv, parse_job_argv
 from tests.support.dag_factory_fakes import NOW
 
 
@@ -87,6 +87,9 @@ def test_stale_thresholds_and_detach_rules_come_from_the_publication_else_the_se
 
 
 def test_the_sync_job_hears_reinit_detached() -> None:
-    argv = sync_arguments("push", "t@p", "s", 10, Settings(reinit_detached=True), "run")
-    assert "--reinit-detached" in argv and SyncJobArgs.from_argv(argv).reinit_detached is True
-    assert SyncJobArgs.from_argv(sync_arguments("sync", "t@p", None, 10, Settings(), "run")).reinit_detached is False
+    def heard(request: SyncRequest) -> SyncRequest:
+        return parse_job_argv(SyncRequest, job_argv(request, "cat"), prog="sync", description="")[0]
+
+    request = SyncRequest.configured("push", "t@p", Settings(reinit_detached=True), server="s", rows_per_commit=10)
+    assert "--reinit-detached" in job_argv(request, "cat") and heard(request) == request
+    assert heard(SyncRequest.configured("sync", "t@p", Settings(), rows_per_commit=10)).reinit_detached is False

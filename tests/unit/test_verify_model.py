@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from snaprepl.spark.job_args import VerifyJobArgs
+from snaprepl.spark.job_args import job_argv, parse_job_argv
 from snaprepl.statements import ast
 from snaprepl.statements.parser import parse_script
-from snaprepl.verify.model import VerifyOutcome
+from snaprepl.verify.model import VerifyOutcome, VerifyRequest
 
 
 def test_verify_and_repair_statements_parse() -> None:
@@ -16,10 +16,12 @@ def test_verify_and_repair_statements_parse() -> None:
 
 
 def test_job_arguments_round_trip() -> None:
-    args = VerifyJobArgs(snapshot="s.d@dst", repair=True, where="a = 'x y'", commit_rows=7, run_id="r1")
-    assert VerifyJobArgs.from_argv(args.to_argv()) == args
-    plain = VerifyJobArgs(snapshot="d@dst")
-    assert VerifyJobArgs.from_argv(plain.to_argv()) == plain
+    request = VerifyRequest(snapshot="s.d@dst", repair=True, where="a = 'x y'", commit_rows=7, run_id="r1")
+    argv = job_argv(request, "cat")
+    assert parse_job_argv(VerifyRequest, argv, prog="verify", description="") == (request, "cat")
+    plain = VerifyRequest(snapshot="d@dst")
+    assert "--repair" not in job_argv(plain, "cat") and "--where" not in job_argv(plain, "cat")
+    assert parse_job_argv(VerifyRequest, job_argv(plain, "cat"), prog="verify", description="")[0] == plain
 
 
 def test_json_has_exactly_the_documented_keys_and_exit_codes() -> None:

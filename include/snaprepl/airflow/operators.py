@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -28,6 +27,7 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.errors import SnapreplError, SnapshotBusy, SnapshotNotFound
 from snaprepl.publications.leases import step_lease
 from snaprepl.publications.notify import notify_conflicts
+from snaprepl.publications.request import SyncRequest
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.refresh.stale import drop_staging_tables
 from snaprepl.settings import Settings
@@ -212,13 +212,7 @@ class SnapshotRefreshOperator(SnapreplSparkOperator):
     def _refresh(
         self, context: Context, catalog: Catalog, record: Any, mode: str, fallback: bool, settings: Settings
     ) -> dict[str, Any]:
-        request = RefreshRequest(
-            snapshot=record.sn_name,
-            mode=mode,
-            fallback_complete=fallback,
-            tolerance_minutes=settings.snp_repl_tolerance_offset,
-            commit_rows=settings.refresh_commit_rows,
-        )
+        request = RefreshRequest.configured(record.sn_name, settings, mode=mode, fallback_complete=fallback)
         self.log.info("refreshing snapshot %s (%s, run %s)", record.sn_name, mode, request.run_id)
         idle = idle_refresh(request, catalog)
         if idle is not None:
@@ -312,14 +306,21 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             catalog.dispose()
 
     def _sync(self, context: Context, catalog: Catalog, step: str, settings: Settings) -> list[dict[str, Any]]:
-        run_id = uuid.uuid4().hex
-        self.log.info("%s %s of %s (run %s)", step, self.server, self.item, run_id)
-        idle = idle_sync(step, self.item, self.server, catalog, settings, run_id)
+        request = SyncRequest.configured(
+            step,
+            self.item,
+            settings,
+            server=self.server,
+            rows_per_commit=rows_per_commit_of(catalog, self.item),
+            atomic=step == "init",  # a backfill's reload: readers see the old rows or the new ones
+        )
+        self.log.info("%s %s of %s (run %s)", step, self.server, self.item, request.run_id)
+        idle = idle_sync(request, catalog)
         if idle is not None:
             self.log.info("nothing to do, decided without Spark")
             outcomes = [o.to_dict() for o in idle]
         else:
-            submission = self._prepare_sync(catalog, step, settings, run_id)
+            submission = prepare_sync(request, catalog, settings)
             what = f"{step} of {self.item} with {self.server}"
             with alerting(catalog, settings, self.item, what, server=self.server, ignore=NO_FAILURE):
                 outcomes = self._run_submission(context, submission, settings)["outcomes"]
@@ -332,15 +333,3 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
             if notified:
                 self.log.info("%d conflicts notified", notified)
         return outcomes
-
-    def _prepare_sync(self, catalog: Catalog, step: str, settings: Settings, run_id: str) -> Submission:
-        return prepare_sync(
-            step,
-            self.item,
-            self.server,
-            rows_per_commit_of(catalog, self.item),
-            catalog,
-            settings,
-            run_id=run_id,
-            atomic=step == "init",  # a backfill's reload: readers see the old rows or the new ones
-        )

@@ -60,9 +60,7 @@ class ReplicaVerifyOperator(BaseOperator):
 
 def _verified(task: BaseOperator, copy: str, catalog: Catalog, settings: Settings) -> dict[str, Any]:
     """Run the verify job of ``copy``; its metric; the outcome as XCom (differences alert, fail nothing)."""
-    request = VerifyRequest(
-        snapshot=copy, commit_rows=settings.refresh_commit_rows, tolerance_minutes=settings.snp_repl_tolerance_offset
-    )
+    request = VerifyRequest.configured(copy, settings)
     outcome = submit_verify(request, catalog, settings)
     task.log.info("%s", outcome)
     verify_metrics(outcome.to_dict())

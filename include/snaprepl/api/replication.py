@@ -29,6 +29,7 @@ from snaprepl.ops.publications import (
 from snaprepl.ops.purge import purge_urplogs
 from snaprepl.ops.verify import set_publication_verify_schedule
 from snaprepl.publications.notify import notify_conflicts
+from snaprepl.publications.request import DEFAULT_ROWS_PER_COMMIT, SyncRequest
 from snaprepl.settings import Settings
 from snaprepl.statements.parser import parse_table_ref
 from snaprepl.submit.sync import Syncer, submit_sync
@@ -129,7 +130,7 @@ def repl_init_snapshot(
     server: str,
     item: str,
     type: int,
-    rows_per_commit: int = 100,
+    rows_per_commit: int = DEFAULT_ROWS_PER_COMMIT,
     *,
     catalog: Catalog | None = None,
     settings: Settings | None = None,
@@ -139,9 +140,10 @@ def repl_init_snapshot(
     replica, committing every ``rows_per_commit`` rows (default 100, as the seed). Type 1: copy the
     collection, committing per resource. Both run as the sync job (spark-submit, or on the Spark
     Connect server), as the publication's DAG runs it."""
-    catalog = _catalog(catalog)
+    catalog, settings = _catalog(catalog), _settings(settings)
     key = _published(catalog, item, type, server=str(server))
-    outcomes = (syncer or submit_sync)("init", key, str(server), int(rows_per_commit), catalog, _settings(settings))
+    request = SyncRequest.configured("init", key, settings, server=str(server), rows_per_commit=int(rows_per_commit))
+    outcomes = (syncer or submit_sync)(request, catalog, settings)
     return SyncResult(f"REPL_INIT_SNAPSHOT {key} on {server}", outcomes)
 
 
@@ -167,7 +169,7 @@ def repl_update_snapshot(
     Type 1: scan the collection on every side and sync it resource by resource, in the same job."""
     catalog, settings = _catalog(catalog), _settings(settings)
     key = _published(catalog, item, type)
-    outcomes = (syncer or submit_sync)("sync", key, None, 100, catalog, settings)
+    outcomes = (syncer or submit_sync)(SyncRequest.configured("sync", key, settings), catalog, settings)
     notified = notify_conflicts(catalog, settings)
     return SyncResult(f"REPL_UPDATE_SNAPSHOT {key}", outcomes, notified)
 

@@ -23,11 +23,17 @@ from snaprepl.database.sessions import Database, Session
 from snaprepl.errors import ReplicationError
 from snaprepl.publications.leases import push_lease
 from snaprepl.publications.outcome import Outcome
+from snaprepl.settings import Settings
 from snaprepl.spark.tasks import reporting_tasks
 
 
 def init(
-    state: PublicationState, server: str, rows_per_commit: int, max_partitions: int = 8, *, atomic: bool = False
+    state: PublicationState,
+    server: str,
+    rows_per_commit: int,
+    max_partitions: int = Settings.refresh_max_partitions,
+    *,
+    atomic: bool = False,
 ) -> Outcome:
     """REPL_INIT_SNAPSHOT of ``server``: stage the publisher's rows on the subscriber, then apply them
     ``rows_per_commit`` at a time; ``atomic`` applies them all, and removes the rows the publisher

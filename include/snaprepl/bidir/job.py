@@ -9,7 +9,6 @@ name order, then push to every one whose pull succeeded; see :mod:`snaprepl.publ
 from __future__ import annotations
 
 import sys
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from snaprepl.catalog import run_history
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.publications.job import sync_main
+from snaprepl.publications.request import SyncRequest
 from snaprepl.publications.steps import (
     detached_message,
     failure_recorded,
@@ -28,15 +28,14 @@ from snaprepl.publications.steps import (
     run_steps,
     subscription_step,
 )
-from snaprepl.spark.job_args import SyncJobArgs
 
 
-def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
+def run(spark: Any, args: SyncRequest, catalog: Any) -> list[Any]:
     """Run the job's action; return one outcome per step.
 
     :param spark: a SparkSession, or a function returning one when the job first needs it.
     """
-    run_id = args.run_id or uuid.uuid4().hex
+    run_id = args.run_id
     sync = PublicationSync(
         spark, catalog, args.item, run_id, tolerance_minutes=args.tolerance_minutes, commit_rows=args.commit_rows
     )
@@ -44,8 +43,8 @@ def run(spark: Any, args: SyncJobArgs, catalog: Any) -> list[Any]:
         if args.action in {"init", "pull", "push"} and not args.server:
             raise ReplicationError(f"the {args.action} action needs --server")
         if args.action == "init":
-            init = lambda server: sync.init(server, args.rows_per_commit, atomic=args.atomic)  # noqa: E731
-            outcome = _recorded(catalog, sync.item, "init", args.server, naming_losses(sync, "init", init))
+            assert args.server is not None  # checked above
+            outcome = _recorded(catalog, sync.item, "init", args.server, naming_losses(sync, "init", _load(sync, args)))
             catalog.update_subscription(args.server, sync.item, ss_detached_at=None)  # reloaded: attached again
             return [outcome]
         # A DAG runs the sync as separate pull and push steps: each one counts as the publication's
@@ -72,7 +71,7 @@ def _recorded(catalog: Any, item: str, kind: str, server: str, action: Any) -> A
     return outcome
 
 
-def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) -> Any:
+def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncRequest) -> Any:
     """One pull or push, recorded; the push to a detached subscriber fails saying it needs a reload,
     or (``reinit_detached``, or the publication's SP_REINIT_DETACHED) reloads it: its pull, before,
     took its local changes."""
@@ -82,7 +81,7 @@ def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) ->
         if reinits_detached(sync.publication, args.reinit_detached):
             if args.action == "push":  # a DAG's push task: take its local changes first all the same
                 _step(catalog, sync, server, "pull", args)
-            kind, action = "init", lambda s: sync.init(s, args.rows_per_commit, atomic=args.atomic)
+            kind, action = "init", _load(sync, args)
         else:
             action = _failing(CompleteRefreshRequired(detached_message(sub)))
     if kind != "init":  # a reload checks its guards itself (bidir.guard.guard_init)
@@ -92,6 +91,11 @@ def _step(catalog: Any, sync: Any, server: str, kind: str, args: SyncJobArgs) ->
     if kind == "init":
         catalog.update_subscription(server, sync.item, ss_detached_at=None)
     return outcome
+
+
+def _load(sync: Any, args: SyncRequest) -> Callable[[str], Any]:
+    """A subscriber's initial load with the request's commit size, partitions and atomicity."""
+    return lambda server: sync.init(server, args.rows_per_commit, args.max_partitions, atomic=args.atomic)
 
 
 def _guarded(sync: Any, action: Callable[[str], Any]) -> Callable[[str], Any]:

@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Callable
 from decimal import Decimal
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 from snaprepl.errors import InvalidArgument
 
@@ -118,7 +118,7 @@ def load(path: str) -> Resolver:
         ) from None
     if not callable(target):
         raise InvalidArgument(f"resolver {path!r} is not callable")
-    return target
+    return cast(Resolver, target)  # a callable the user named: its signature is the resolver's contract
 
 
 def decide(

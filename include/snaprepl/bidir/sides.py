@@ -12,7 +12,7 @@ from snaprepl.catalog.records import LogRecord
 from snaprepl.common.table_names import Ident
 from snaprepl.connections.lookup import get_connection
 from snaprepl.database.sessions import Database
-from snaprepl.dialects import Column
+from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.base import BIDIR
 from snaprepl.dialects.types import GenericType, render, to_generic
 from snaprepl.spark.io import SparkJdbc
@@ -52,7 +52,7 @@ class Side:
     columns: list[Column]
 
     @property
-    def dialect(self) -> Any:
+    def dialect(self) -> Dialect:
         return self.db.dialect
 
     @property

@@ -24,6 +24,7 @@ from snaprepl.bidir.pull import pull
 from snaprepl.bidir.push import push
 from snaprepl.bidir.state import PublicationState
 from snaprepl.publications.outcome import Outcome
+from snaprepl.settings import Settings
 
 __all__ = ["Outcome", "PublicationSync"]
 
@@ -31,7 +32,14 @@ __all__ = ["Outcome", "PublicationSync"]
 class PublicationSync(PublicationState):
     """Syncs of one publication: :meth:`init`, :meth:`pull` and :meth:`push` of its subscribers."""
 
-    def init(self, server: str, rows_per_commit: int, max_partitions: int = 8, *, atomic: bool = False) -> Outcome:
+    def init(
+        self,
+        server: str,
+        rows_per_commit: int,
+        max_partitions: int = Settings.refresh_max_partitions,
+        *,
+        atomic: bool = False,
+    ) -> Outcome:
         """REPL_INIT_SNAPSHOT of ``server`` (see :func:`snaprepl.bidir.init.init`)."""
         return init(self, server, rows_per_commit, max_partitions, atomic=atomic)
 

@@ -70,7 +70,7 @@ class Conflicts(CatalogDatabase):
         """Conflicts of publications ``items`` (of one type and decision, if given), newest first:
         how many match, and the page of them from ``offset``."""
         t = m.SYS_SNAPSHOT_CONFLICT.c
-        where = [t.CF_ITEM.in_(list(items))]
+        where: list[sa.ColumnElement[bool]] = [t.CF_ITEM.in_(list(items))]
         if kind is not None:
             where.append(t.CF_TYPE == kind)
         if decision is not None:

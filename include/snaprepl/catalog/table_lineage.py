@@ -79,7 +79,7 @@ def _default_schema(conn_id: str) -> str | None:
         return None
 
 
-def query_places(conn_id: str, tree: exp.Expression) -> list[Place]:
+def query_places(conn_id: str, tree: exp.Expr) -> list[Place]:
     """The tables a query on ``conn_id`` reads (common table expressions left out)."""
     from sqlglot import exp
 

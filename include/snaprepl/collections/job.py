@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from snaprepl.errors import CompleteRefreshRequired, ReplicationError
 from snaprepl.publications.job import sync_main
 from snaprepl.publications.leases import pull_lease, step_lease
 from snaprepl.publications.outcome import Outcome
+from snaprepl.publications.request import SyncRequest
 from snaprepl.publications.steps import (
     detached_message,
     failure_recorded,
@@ -40,7 +40,6 @@ from snaprepl.publications.steps import (
     run_steps,
     subscription_step,
 )
-from snaprepl.spark.job_args import SyncJobArgs
 
 
 def open_sync(catalog: Catalog, item: str, spark: Any, run_id: str) -> CollectionSync:
@@ -61,14 +60,14 @@ def open_sync(catalog: Catalog, item: str, spark: Any, run_id: str) -> Collectio
     return syncer
 
 
-def run(spark: Any, args: SyncJobArgs, catalog: Catalog) -> list[Outcome]:
+def run(spark: Any, args: SyncRequest, catalog: Catalog) -> list[Outcome]:
     """Run the job's action on the collection; return one outcome per step.
 
     :param spark: a SparkSession, or a function returning one when first needed (for the body copies).
     """
     if args.action in {"init", "pull", "push"} and not args.server:
         raise ReplicationError(f"the {args.action} action needs --server")
-    syncer = open_sync(catalog, args.item, spark, args.run_id or uuid.uuid4().hex)
+    syncer = open_sync(catalog, args.item, spark, args.run_id)
     if args.action == "init":
         assert args.server is not None
         return [_recorded(syncer, "init", args.server)]

@@ -18,9 +18,9 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.common.table_names import TableRef
 from snaprepl.ops.group_members import EXCLUDED, add_member, dependency_order, excluded, source_layout
 from snaprepl.ops.groups import find_group
-from snaprepl.ops.snapshots import Refresher, request_settings
+from snaprepl.ops.snapshots import Refresher
 from snaprepl.refresh.group import refresh_group
-from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.submit.refresh import submit_refresh
 
@@ -57,12 +57,11 @@ def update_group(
     try:
         joined, not_joined, order = _follow_schema(group, catalog, settings, refresher)
         members = _ordered_members(catalog, group, order)
-        extra = {"run_id": run_id} if run_id else {}
         completes = []
         for member in members if nonincremental else []:
-            request = RefreshRequest(snapshot=member, mode=COMPLETE, **request_settings(settings), **extra)
+            request = RefreshRequest.configured(member, settings, mode=COMPLETE, run_id=run_id)
             completes.append(refresher(request, catalog, settings))
-        request = RefreshRequest(snapshot=group.sg_name, mode=INCREMENTAL, **request_settings(settings), **extra)
+        request = RefreshRequest.configured(group.sg_name, settings, run_id=run_id)
         done = refresh_group(catalog, members, request)
     except BaseException as err:
         why = clean_error(err) if isinstance(err, Exception) else type(err).__name__
@@ -78,7 +77,8 @@ def _follow_schema(
     """New source tables: made members when the group includes new tables (a table without a primary
     key is skipped and said so), else reported. Returns (joined, not joined, dependency order)."""
     tables, edges = source_layout(group, catalog)
-    known = {catalog.snapshot(m).sn_dest_table for m in catalog.group_members(group.sg_name) if catalog.snapshot(m)}
+    members = (catalog.snapshot(m) for m in catalog.group_members(group.sg_name))
+    known = {member.sn_dest_table for member in members if member is not None}
     skipped = group.skipped
     joined, not_joined = [], []
     order = dependency_order(tables, edges)

@@ -26,9 +26,9 @@ from snaprepl.ops.group_members import (
     parse_patterns,
     source_layout,
 )
-from snaprepl.ops.snapshots import Refresher, request_settings
+from snaprepl.ops.snapshots import Refresher
 from snaprepl.refresh.group import refresh_group
-from snaprepl.refresh.model import INCREMENTAL, RefreshRequest
+from snaprepl.refresh.model import RefreshRequest
 from snaprepl.settings import Settings
 from snaprepl.submit.refresh import submit_refresh
 
@@ -104,7 +104,7 @@ def create_group(
     members = [f"{record.sg_dest_schema}.{t}@{record.sg_dest_conn}" for t in dependency_order(tables, edges)]
     members = [m for m in members if m in set(catalog.group_members(record.sg_name))]
     if members:  # each member was filled at its own moment: one incremental pass brings all to one point
-        request = RefreshRequest(snapshot=record.sg_name, mode=INCREMENTAL, **request_settings(settings))
+        request = RefreshRequest.configured(record.sg_name, settings)
         catalog.record_group_point(record.sg_name, refresh_group(catalog, members, request).points)
     return CreatedGroup(catalog.group(record.sg_name) or record, members, skipped)
 

@@ -59,7 +59,7 @@ def publisher_log_cutoff(
             None,
             "every loaded subscriber is detached: nothing purged" if subs else "no loaded subscriber: nothing purged",
         )
-    return min(s.ss_last_push_ts for s in loaded) - tolerance, ""  # type: ignore[operator]
+    return min(pushed for s in loaded if (pushed := s.ss_last_push_ts) is not None) - tolerance, ""
 
 
 def purge_history(*, catalog: Catalog, settings: Settings, now: datetime | None = None) -> int:

@@ -314,7 +314,7 @@ def purge_log(record: LogRecord, *, catalog: Catalog, settings: Settings, force:
         healthy = [s for s in snapshots if s.sn_needs_complete is None and s.sn_last_ts is not None]
         if not healthy:
             return PurgeResult(record.snl_source, note="every snapshot of it needs a complete refresh: nothing purged")
-        cutoff = min(s.sn_last_ts - _tolerance(s, settings) for s in healthy)  # type: ignore[operator]
+        cutoff = min(last - _tolerance(s, settings) for s in healthy if (last := s.sn_last_ts) is not None)
     # The watermark goes first: a refresh that reads it before the rows are gone refuses to run on a
     # log that may be missing its entries, never the other way round.
     catalog.record_log_purge(record.snl_source, cutoff)

@@ -93,9 +93,7 @@ def _register_and_fill(
             drop_table(dest.database, dest.table)
         raise
     try:
-        outcome = refresher(
-            RefreshRequest(snapshot=record.sn_name, mode=COMPLETE, **request_settings(settings)), catalog, settings
-        )
+        outcome = refresher(RefreshRequest.configured(record.sn_name, settings, mode=COMPLETE), catalog, settings)
     except BaseException as err:
         catalog.delete_snapshot(record.sn_name)
         if create_sql:
@@ -107,10 +105,6 @@ def _register_and_fill(
             ) from None
         raise
     return CreatedSnapshot(catalog.snapshot(record.sn_name) or record, outcome, create_sql is not None)
-
-
-def request_settings(settings: Settings) -> dict[str, int]:
-    return {"tolerance_minutes": settings.snp_repl_tolerance_offset, "commit_rows": settings.refresh_commit_rows}
 
 
 # ------------------------------------------------------------------ statements
@@ -311,7 +305,5 @@ def update_snapshot(
     mode = COMPLETE if nonincremental or not record.incremental else INCREMENTAL
     if mode == INCREMENTAL and not fallback_complete:
         refuse_stale_incremental(record)  # known before a job starts
-    request = RefreshRequest(
-        snapshot=record.sn_name, mode=mode, fallback_complete=fallback_complete, **request_settings(settings)
-    )
+    request = RefreshRequest.configured(record.sn_name, settings, mode=mode, fallback_complete=fallback_complete)
     return refresher(request, catalog, settings)

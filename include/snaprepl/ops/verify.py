@@ -33,13 +33,7 @@ def verify_snapshot(
     copy = _copy_name(catalog, name)
     if where is not None and not where.strip():
         raise InvalidArgument("the --where condition is empty", "give a condition, or leave the option out")
-    request = VerifyRequest(
-        snapshot=copy,
-        repair=repair,
-        where=where.strip() if where else None,
-        commit_rows=settings.refresh_commit_rows,
-        tolerance_minutes=settings.snp_repl_tolerance_offset,
-    )
+    request = VerifyRequest.configured(copy, settings, repair=repair, where=where.strip() if where else None)
     return verifier(request, catalog, settings)
 
 

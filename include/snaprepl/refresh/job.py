@@ -16,21 +16,7 @@ from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.refresh.runner import run_refresh
 from snaprepl.spark.entrypoint import JobRun
-from snaprepl.spark.job_args import RefreshJobArgs
-
-
-def request_from(args: RefreshJobArgs) -> RefreshRequest:
-    values: dict[str, Any] = {
-        "snapshot": args.snapshot,
-        "mode": args.mode,
-        "fallback_complete": args.fallback_complete,
-        "tolerance_minutes": args.tolerance_minutes,
-        "commit_rows": args.commit_rows,
-        "max_partitions": args.max_partitions,
-    }
-    if args.run_id:
-        values["run_id"] = args.run_id
-    return RefreshRequest(**values)
+from snaprepl.spark.job_args import parse_job_argv
 
 
 def run(spark: Any, request: RefreshRequest, catalog: Catalog) -> RefreshOutcome:
@@ -40,9 +26,11 @@ def run(spark: Any, request: RefreshRequest, catalog: Catalog) -> RefreshOutcome
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = RefreshJobArgs.from_argv(argv)
-    with JobRun(f"snaprepl-refresh-{args.snapshot}", args.catalog_conn, failure=RefreshFailed) as job:
-        job.result = {"outcome": run(job.spark, request_from(args), job.open_catalog()).to_dict()}
+    request, catalog_conn = parse_job_argv(
+        RefreshRequest, argv, prog="refresh_snapshot", description="Refresh one snaprepl snapshot."
+    )
+    with JobRun(f"snaprepl-refresh-{request.snapshot}", catalog_conn, failure=RefreshFailed) as job:
+        job.result = {"outcome": run(job.spark, request, job.open_catalog()).to_dict()}
     return job.exit_code
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+from snaprepl.settings import Settings
 
 INCREMENTAL = "incremental"
 COMPLETE = "complete"
@@ -28,19 +30,45 @@ class RefreshRequest:
     :param commit_rows: rows per destination commit (commits never split a SNAPTIME group).
     :param max_partitions: most parallel reads of a complete refresh.
     :param run_id: identifies this run in the catalog's lock.
+
+    The numbers default to :class:`~snaprepl.settings.Settings`' defaults; :meth:`configured` takes
+    them from the settings in force. The job's command line is derived from these fields
+    (:func:`snaprepl.spark.job_args.job_argv`).
     """
 
     snapshot: str
     mode: str = INCREMENTAL
     fallback_complete: bool = False
-    tolerance_minutes: int = 15
-    commit_rows: int = 50_000
-    max_partitions: int = 8
+    tolerance_minutes: int = Settings.snp_repl_tolerance_offset
+    commit_rows: int = Settings.refresh_commit_rows
+    max_partitions: int = Settings.refresh_max_partitions
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"refresh mode must be one of {MODES}, not {self.mode!r}")
+
+    @classmethod
+    def configured(
+        cls,
+        snapshot: str,
+        settings: Settings,
+        *,
+        mode: str = INCREMENTAL,
+        fallback_complete: bool = False,
+        run_id: str | None = None,
+    ) -> RefreshRequest:
+        """A refresh of ``snapshot`` with the tolerance, commit size and partitions of ``settings``
+        (and ``run_id``, else a new one)."""
+        request = cls(
+            snapshot=snapshot,
+            mode=mode,
+            fallback_complete=fallback_complete,
+            tolerance_minutes=settings.snp_repl_tolerance_offset,
+            commit_rows=settings.refresh_commit_rows,
+            max_partitions=settings.refresh_max_partitions,
+        )
+        return replace(request, run_id=run_id) if run_id else request
 
 
 @dataclass(frozen=True)

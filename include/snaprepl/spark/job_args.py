@@ -1,132 +1,74 @@
-"""The command lines of snaprepl's Spark jobs, one typed value per job: the submitter builds it and
-calls :meth:`to_argv`, the job's ``main`` calls :meth:`from_argv`. Names and numbers only (credentials
-travel in the connections file). Imports nothing heavy: both sides of spark-submit load it.
+"""The command lines of snaprepl's Spark jobs, derived from each job's request object (a frozen
+dataclass: :class:`snaprepl.refresh.model.RefreshRequest`, :class:`snaprepl.publications.request.SyncRequest`,
+:class:`snaprepl.verify.model.VerifyRequest`): the submitter calls :func:`job_argv`, the job's ``main``
+calls :func:`parse_job_argv`, so the two cannot drift apart. Names and numbers only (credentials travel
+in the connections file). Imports nothing heavy: both sides of spark-submit load it.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import types
+import typing
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-#: Rows per commit of a sync step when the publication sets none (its SP_ROWS_PER_COMMIT).
-DEFAULT_ROWS_PER_COMMIT = 100
-SYNC_ACTIONS = ("init", "pull", "push", "sync")
+from typing import Any, Protocol, TypeVar
 
 
-@dataclass(frozen=True)
-class RefreshJobArgs:
-    """``spark_jobs/refresh_snapshot.py``'s arguments: refresh one snapshot."""
+class Request(Protocol):
+    """A job's request: a dataclass whose fields are str, int or bool (each may be optional)."""
 
-    snapshot: str
-    mode: str = "incremental"
-    fallback_complete: bool = False
-    tolerance_minutes: int = 15
-    commit_rows: int = 50_000
-    max_partitions: int = 8
-    catalog_conn: str = "snaprepl_catalog"
-    run_id: str | None = None
-
-    def to_argv(self) -> list[str]:
-        args = [
-            "--snapshot", self.snapshot, "--mode", self.mode,
-            "--tolerance-minutes", str(self.tolerance_minutes),
-            "--commit-rows", str(self.commit_rows),
-            "--max-partitions", str(self.max_partitions),
-            "--catalog-conn", self.catalog_conn,
-        ]  # fmt: skip
-        args = [*args, "--run-id", self.run_id] if self.run_id else args
-        return [*args, "--fallback-complete"] if self.fallback_complete else args
-
-    @classmethod
-    def from_argv(cls, argv: Sequence[str] | None) -> RefreshJobArgs:
-        parser = argparse.ArgumentParser(prog="refresh_snapshot", description="Refresh one snaprepl snapshot.")
-        parser.add_argument("--snapshot", required=True, help="SN_NAME of the snapshot")
-        parser.add_argument("--mode", choices=("incremental", "complete"), default=cls.mode)
-        parser.add_argument("--fallback-complete", action="store_true")
-        parser.add_argument("--tolerance-minutes", type=int, default=cls.tolerance_minutes)
-        parser.add_argument("--commit-rows", type=int, default=cls.commit_rows)
-        parser.add_argument("--max-partitions", type=int, default=cls.max_partitions)
-        parser.add_argument("--catalog-conn", default=cls.catalog_conn)
-        parser.add_argument("--run-id", default=None)
-        return cls(**vars(parser.parse_args(argv)))
+    __dataclass_fields__: typing.ClassVar[dict[str, dataclasses.Field[Any]]]
 
 
-@dataclass(frozen=True)
-class SyncJobArgs:
-    """``spark_jobs/sync_publication.py``'s arguments: one sync action of one publication."""
+RequestT = TypeVar("RequestT", bound=Request)
 
-    item: str
-    action: str
-    server: str | None = None
-    rows_per_commit: int = DEFAULT_ROWS_PER_COMMIT
-    atomic: bool = False
-    tolerance_minutes: int = 15
-    commit_rows: int = 50_000
-    catalog_conn: str = "snaprepl_catalog"
-    run_id: str | None = None
-    reinit_detached: bool = False
-
-    def to_argv(self) -> list[str]:
-        args = [
-            "--item", self.item, "--action", self.action, "--rows-per-commit", str(self.rows_per_commit),
-            "--tolerance-minutes", str(self.tolerance_minutes),
-            "--commit-rows", str(self.commit_rows),
-            "--catalog-conn", self.catalog_conn,
-        ]  # fmt: skip
-        args = [*args, "--run-id", self.run_id] if self.run_id else args
-        args = [*args, "--server", self.server] if self.server else args
-        args = [*args, "--reinit-detached"] if self.reinit_detached else args
-        return [*args, "--atomic"] if self.atomic else args
-
-    @classmethod
-    def from_argv(cls, argv: Sequence[str] | None) -> SyncJobArgs:
-        parser = argparse.ArgumentParser(prog="sync_publication", description="Sync one snaprepl publication.")
-        parser.add_argument("--item", required=True, help="SP_ITEM of the publication")
-        parser.add_argument("--action", choices=SYNC_ACTIONS, required=True)
-        parser.add_argument("--server", help="subscriber (init, pull, push)")
-        parser.add_argument("--rows-per-commit", type=int, default=cls.rows_per_commit)
-        parser.add_argument("--atomic", action="store_true", help="init: apply the whole load in one transaction")
-        parser.add_argument("--tolerance-minutes", type=int, default=cls.tolerance_minutes)
-        parser.add_argument("--commit-rows", type=int, default=cls.commit_rows)
-        parser.add_argument("--catalog-conn", default=cls.catalog_conn)
-        parser.add_argument("--run-id", default=None)
-        parser.add_argument("--reinit-detached", action="store_true", help="a detached subscriber's push reloads it")
-        return cls(**vars(parser.parse_args(argv)))
+#: The catalog's connection id, which every job gets besides its request's fields.
+CATALOG_CONN_OPTION = "--catalog-conn"
 
 
-@dataclass(frozen=True)
-class VerifyJobArgs:
-    """``spark_jobs/verify_snapshot.py``'s arguments: verify (or repair) one snapshot."""
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
-    snapshot: str
-    repair: bool = False
-    where: str | None = None
-    commit_rows: int = 50_000
-    max_partitions: int = 8
-    tolerance_minutes: int = 15
-    catalog_conn: str = "snaprepl_catalog"
-    run_id: str | None = None
 
-    def to_argv(self) -> list[str]:
-        args = [
-            "--snapshot", self.snapshot, "--commit-rows", str(self.commit_rows),
-            "--max-partitions", str(self.max_partitions), "--tolerance-minutes", str(self.tolerance_minutes),
-            "--catalog-conn", self.catalog_conn,
-        ]  # fmt: skip
-        args = [*args, "--run-id", self.run_id] if self.run_id else args
-        args = [*args, "--where", self.where] if self.where else args
-        return [*args, "--repair"] if self.repair else args
+def job_argv(request: Request, catalog_conn: str) -> list[str]:
+    """``request``'s command line: ``--field value`` per field (a true boolean as a bare flag; a false one
+    or a None value left out), then the catalog's connection id."""
+    argv: list[str] = []
+    for item in dataclasses.fields(request):
+        value = getattr(request, item.name)
+        if value is None or value is False:
+            continue
+        argv += [_option(item.name)] if value is True else [_option(item.name), str(value)]
+    return [*argv, CATALOG_CONN_OPTION, catalog_conn]
 
-    @classmethod
-    def from_argv(cls, argv: Sequence[str] | None) -> VerifyJobArgs:
-        parser = argparse.ArgumentParser(prog="verify_snapshot", description="Verify one snaprepl snapshot.")
-        parser.add_argument("--snapshot", required=True, help="SN_NAME of the snapshot")
-        parser.add_argument("--repair", action="store_true")
-        parser.add_argument("--where", default=None, help="condition limiting the rows compared")
-        parser.add_argument("--commit-rows", type=int, default=cls.commit_rows)
-        parser.add_argument("--max-partitions", type=int, default=cls.max_partitions)
-        parser.add_argument("--tolerance-minutes", type=int, default=cls.tolerance_minutes)
-        parser.add_argument("--catalog-conn", default=cls.catalog_conn)
-        parser.add_argument("--run-id", default=None)
-        return cls(**vars(parser.parse_args(argv)))
+
+def parse_job_argv(
+    request_type: type[RequestT], argv: Sequence[str] | None, *, prog: str, description: str
+) -> tuple[RequestT, str]:
+    """The request and the catalog's connection id :func:`job_argv` wrote into ``argv``. An option left
+    out keeps its field's default (a run id made afresh, say)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description, argument_default=argparse.SUPPRESS)
+    hints = typing.get_type_hints(request_type)
+    for item in dataclasses.fields(request_type):
+        kind = _plain(hints[item.name])
+        required = item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+        if kind is bool:
+            if item.default is not False:
+                raise TypeError(f"{request_type.__name__}.{item.name}: a boolean option must default to False")
+            parser.add_argument(_option(item.name), dest=item.name, action="store_true")
+        else:
+            parser.add_argument(_option(item.name), dest=item.name, type=kind, required=required)
+    parser.add_argument(CATALOG_CONN_OPTION, dest="catalog_conn", required=True)
+    values = vars(parser.parse_args(argv))
+    catalog_conn = values.pop("catalog_conn")
+    return request_type(**values), catalog_conn
+
+
+def _plain(hint: Any) -> type[Any]:
+    """``int`` for ``int`` and ``int | None`` alike."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        [hint] = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    if hint not in (str, int, bool):
+        raise TypeError(f"a job request's field must be str, int or bool, not {hint!r}")
+    return typing.cast(type[Any], hint)

@@ -17,9 +17,9 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.collections.idle import collection_sync_if_idle
 from snaprepl.common.timeouts import capped
 from snaprepl.publications.outcome import Outcome
+from snaprepl.publications.request import SyncRequest
 from snaprepl.refresh.idle import refresh_if_idle
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
-from snaprepl.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +39,18 @@ def idle_refresh(request: RefreshRequest, catalog: Catalog) -> RefreshOutcome | 
         return None
 
 
-def idle_sync(
-    action: str, item: str, server: str | None, catalog: Catalog, settings: Settings, run_id: str
-) -> list[Outcome] | None:
-    """The outcomes of sync job ``action`` of ``item`` if none of its steps has anything to do
-    (recorded in the catalog); None when a job must run. A collection's check scans its sides, as the
-    job would (:mod:`snaprepl.collections.idle`)."""
+def idle_sync(request: SyncRequest, catalog: Catalog) -> list[Outcome] | None:
+    """The outcomes of sync job ``request`` if none of its steps has anything to do (recorded in the
+    catalog); None when a job must run. A collection's check scans its sides, as the job would
+    (:mod:`snaprepl.collections.idle`)."""
+    action, item = request.action, request.item
     try:
         publication = catalog.publication(item)
         if publication is not None and publication.sp_type == COLLECTION_TYPE:
-            return collection_sync_if_idle(catalog, item, action, server, run_id)
+            return collection_sync_if_idle(catalog, item, action, request.server, request.run_id)
         with capped(CHECK_LOCK_SECONDS):
             return sync_if_idle(
-                catalog, item, action, server, run_id, tolerance_minutes=settings.snp_repl_tolerance_offset
+                catalog, item, action, request.server, request.run_id, tolerance_minutes=request.tolerance_minutes
             )
     except Exception as err:  # the job meets it again and reports it in full
         log.info("deciding before Spark whether %s of %s has work failed (%s): the job decides", action, item, err)

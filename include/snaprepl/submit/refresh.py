@@ -10,7 +10,7 @@ from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import SnapreplError
 from snaprepl.refresh.model import RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
-from snaprepl.spark.job_args import RefreshJobArgs
+from snaprepl.spark.job_args import job_argv
 from snaprepl.submit.alerts import alerting
 from snaprepl.submit.idle import idle_refresh
 from snaprepl.submit.submission import Submission, job_module_file, prepare, run_submission
@@ -19,20 +19,6 @@ from snaprepl.submit.submission import Submission, job_module_file, prepare, run
 def catalog_connection_of(catalog: Catalog, settings: Settings) -> ConnectionInfo:
     """The connection a job opens the catalog with: the catalog's own, else the configured one."""
     return catalog.connection if catalog.connection is not None else catalog_connection(settings)
-
-
-def refresh_arguments(request: RefreshRequest, settings: Settings) -> list[str]:
-    """The refresh job's command line: names and numbers only."""
-    return RefreshJobArgs(
-        snapshot=request.snapshot,
-        mode=request.mode,
-        fallback_complete=request.fallback_complete,
-        tolerance_minutes=request.tolerance_minutes,
-        commit_rows=request.commit_rows,
-        max_partitions=request.max_partitions,
-        catalog_conn=settings.catalog_conn_id,
-        run_id=request.run_id,
-    ).to_argv()
 
 
 def prepare_refresh(
@@ -44,7 +30,7 @@ def prepare_refresh(
         job="refresh_snapshot",
         module_file=job_module_file("snaprepl.refresh.job"),
         module="snaprepl.refresh.job",
-        args=refresh_arguments(request, settings),
+        args=job_argv(request, settings.catalog_conn_id),
         connections=[
             catalog_connection_of(catalog, settings),
             get_connection(snapshot.sn_source_conn),

@@ -9,26 +9,12 @@ from snaprepl.catalog.store import Catalog
 from snaprepl.connections.lookup import get_connection
 from snaprepl.errors import SnapshotNotFound
 from snaprepl.settings import Settings
-from snaprepl.spark.job_args import VerifyJobArgs
+from snaprepl.spark.job_args import job_argv
 from snaprepl.submit.alerts import alerting
 from snaprepl.submit.refresh import catalog_connection_of
 from snaprepl.submit.submission import job_module_file, prepare, run_submission
 from snaprepl.verify.model import VerifyOutcome, VerifyRequest
 from snaprepl.verify.replicas import find_replica
-
-
-def verify_arguments(request: VerifyRequest, settings: Settings) -> list[str]:
-    """The verify job's command line: names, numbers and the condition (no credentials)."""
-    return VerifyJobArgs(
-        snapshot=request.snapshot,
-        repair=request.repair,
-        where=request.where,
-        commit_rows=request.commit_rows,
-        max_partitions=request.max_partitions,
-        tolerance_minutes=request.tolerance_minutes,
-        catalog_conn=settings.catalog_conn_id,
-        run_id=request.run_id,
-    ).to_argv()
 
 
 def submit_verify(request: VerifyRequest, catalog: Catalog, settings: Settings) -> VerifyOutcome:
@@ -39,7 +25,7 @@ def submit_verify(request: VerifyRequest, catalog: Catalog, settings: Settings) 
         job="verify_snapshot",
         module_file=job_module_file("snaprepl.verify.job"),
         module="snaprepl.verify.job",
-        args=verify_arguments(request, settings),
+        args=job_argv(request, settings.catalog_conn_id),  # names, numbers, the condition
         connections=[catalog_connection_of(catalog, settings), *(get_connection(c) for c in connections)],
         settings=settings,
         run_id=request.run_id,

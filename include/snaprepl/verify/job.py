@@ -5,33 +5,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from snaprepl.errors import VerifyFailed
 from snaprepl.spark.entrypoint import JobRun
-from snaprepl.spark.job_args import VerifyJobArgs
+from snaprepl.spark.job_args import parse_job_argv
 from snaprepl.verify.model import VerifyRequest
 from snaprepl.verify.runner import run_verify
 
 
-def request_from(args: VerifyJobArgs) -> VerifyRequest:
-    values: dict[str, Any] = {
-        "snapshot": args.snapshot,
-        "repair": args.repair,
-        "where": args.where,
-        "commit_rows": args.commit_rows,
-        "max_partitions": args.max_partitions,
-        "tolerance_minutes": args.tolerance_minutes,
-    }
-    if args.run_id:
-        values["run_id"] = args.run_id
-    return VerifyRequest(**values)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = VerifyJobArgs.from_argv(argv)
-    with JobRun(f"snaprepl-verify-{args.snapshot}", args.catalog_conn, failure=VerifyFailed) as job:
-        outcome = run_verify(job.spark, request_from(args), catalog=job.open_catalog())
+    request, catalog_conn = parse_job_argv(
+        VerifyRequest, argv, prog="verify_snapshot", description="Verify one snaprepl snapshot."
+    )
+    with JobRun(f"snaprepl-verify-{request.snapshot}", catalog_conn, failure=VerifyFailed) as job:
+        outcome = run_verify(job.spark, request, catalog=job.open_catalog())
         job.result = {"outcome": outcome.to_dict()}
     return job.exit_code
 

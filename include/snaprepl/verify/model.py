@@ -6,6 +6,8 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from snaprepl.settings import Settings
+
 MISSING = "missing"  # in the source, not in the copy
 EXTRA = "extra"  # in the copy only
 DIFFERENT = "different"  # in both, with other values
@@ -25,15 +27,33 @@ class VerifyRequest:
     :param max_partitions: most parallel reads of each side.
     :param tolerance_minutes: how far before SN_LAST_TS the log's entries may still be in flight.
     :param run_id: identifies this run in the catalog's lock.
+
+    The numbers default to :class:`~snaprepl.settings.Settings`' defaults; :meth:`configured` takes
+    them from the settings in force. The job's command line is derived from these fields
+    (:func:`snaprepl.spark.job_args.job_argv`).
     """
 
     snapshot: str
     repair: bool = False
     where: str | None = None
-    commit_rows: int = 50_000
-    max_partitions: int = 8
-    tolerance_minutes: int = 15
+    commit_rows: int = Settings.refresh_commit_rows
+    max_partitions: int = Settings.refresh_max_partitions
+    tolerance_minutes: int = Settings.snp_repl_tolerance_offset
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @classmethod
+    def configured(
+        cls, snapshot: str, settings: Settings, *, repair: bool = False, where: str | None = None
+    ) -> VerifyRequest:
+        """A verify of ``snapshot`` with the commit size, partitions and tolerance of ``settings``."""
+        return cls(
+            snapshot=snapshot,
+            repair=repair,
+            where=where,
+            commit_rows=settings.refresh_commit_rows,
+            max_partitions=settings.refresh_max_partitions,
+            tolerance_minutes=settings.snp_repl_tolerance_offset,
+        )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pytest
 from snaprepl import api
 from snaprepl.database.sessions import forget_databases
 from snaprepl.errors import ConnectionLost
+from snaprepl.publications.request import SyncRequest
 from tests.integration.bidir.conftest import SEED_ITEMS_DDL, Syncer
 from tests.support.bidir import Servers
 from tests.support.own_postgres import OwnPostgres, own_postgres
@@ -77,7 +78,7 @@ def test_a_subscriber_that_dies_while_spark_reads_its_log_is_named(
     killer = _when_spark_reads(server, database, server.stop)
 
     with pytest.raises(ConnectionLost) as lost:
-        syncer("pull", item, name, 100, catalog, settings)
+        syncer(SyncRequest.configured("pull", item, settings, server=name), catalog, settings)
 
     killer.join(timeout=5)
     locker.close()

@@ -26,10 +26,10 @@ CHILD = """
 import sqlalchemy as sa
 from snaprepl.catalog.store import Catalog
 from snaprepl.collections.job import run
-from snaprepl.spark.job_args import SyncJobArgs
+from snaprepl.publications.request import SyncRequest
 import os
 catalog = Catalog(sa.create_engine(os.environ["CATALOG_URL"]))
-print(*run(None, SyncJobArgs(item=os.environ["ITEM"], action="sync"), catalog), sep="; ", flush=True)
+print(*run(None, SyncRequest(item=os.environ["ITEM"], action="sync"), catalog), sep="; ", flush=True)
 """
 
 

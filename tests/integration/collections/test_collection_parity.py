@@ -15,6 +15,7 @@ import pytest
 from snaprepl import api
 from snaprepl.catalog.records import utcnow
 from snaprepl.errors import SnapreplError
+from snaprepl.publications.request import SyncRequest
 from snaprepl.settings import Settings
 from tests.integration.collections.conftest import Sides
 from tests.support.collections import put, remove, tree
@@ -63,7 +64,7 @@ def test_an_idle_collection_sync_is_decided_without_a_job(sides: Sides, coll_cat
 
     catalog, settings = coll_catalog, Settings()
     coll, item, _ = _published(sides, catalog, ("folder",))
-    idle = lambda action, server=None: idle_sync(action, item, server, catalog, settings, uuid.uuid4().hex)  # noqa: E731
+    idle = lambda action, server=None: idle_sync(SyncRequest.configured(action, item, settings, server=server), catalog)  # noqa: E731
 
     outcomes = idle("sync")
     assert [(o.step, o.server, o.changes) for o in outcomes or []] == [("pull", "folder", 0), ("push", "folder", 0)]

@@ -8,20 +8,20 @@ Only the SYS_* tables are snaprepl's; Airflow's tables in the same database are 
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import engine_from_config, pool
+from sqlalchemy import Connection, engine_from_config, pool
 
 from snaprepl.catalog.models import VERSION_TABLE, metadata
 
 config = context.config
 
 
-def include_object(obj, name, type_, reflected, compare_to):
+def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
     if type_ == "table":
         return name in metadata.tables
     return True
 
 
-def _configure(connection) -> None:
+def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=metadata,
