@@ -246,6 +246,22 @@ def _status_task_and_membership(
     assert catalog.group(group).sg_schedule == "*/30 * * * *"
 
 
+def _a_dropped_column_keeps_its_values(
+    source: Source, dest: RealDatabase, p: str, group: str, kw: dict[str, Any]
+) -> None:
+    """A column dropped at the source stays in a member's copy with the values it had; the group's pass
+    writes the other columns of the changed rows (it used to write NULL over the dropped one)."""
+    before = _copy(dest, p, "customers")
+    source.run(
+        f"ALTER TABLE {source.t(p + '_customers')} DROP COLUMN name",
+        f"UPDATE {source.t(p + '_customers')} SET total = total + 1000 WHERE id = 1",
+    )
+    run_script(f"UPDATE SNAPSHOT GROUP {group}", **kw)
+    after = _copy(dest, p, "customers")
+    assert after[1] == (before[1][0], before[1][1] + 1000), (before[1], after[1])
+    assert {k: v[0] for k, v in after.items()} == {k: v[0] for k, v in before.items()}, "names kept"
+
+
 def _state_after(writer: Writer, seq: int) -> State:
     """The source's state right after transaction ``seq`` (the writer notes it just after its commit)."""
     for _ in range(100):
@@ -288,6 +304,7 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
     assert record.sg_last_status == "succeeded" and source.db.conn_id in record.points
 
     _status_task_and_membership(source, dest, p, group, catalog, settings, kw)
+    _a_dropped_column_keeps_its_values(source, dest, p, group, kw)
     run_script(f"DROP SNAPSHOT GROUP {group}", **kw)
     assert catalog.group(group) is None
     assert catalog.snapshot(f"{dest.schema}.{p}_orders@{dest.conn_id}") is not None, "members are kept"

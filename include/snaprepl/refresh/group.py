@@ -130,9 +130,10 @@ def _read(session: SqlSession, source: Dialect, member: _Member) -> None:
     assert member.window is not None
     log, snapshot = member.window.log, member.ends.snapshot
     info = source.describe(session, Ident(log.snl_schema, True), Ident(log.snl_table, True), log.snl_conn)
-    member.columns = list(member.ends.dest_table().columns)
     present = {c.name for c in info.columns}
-    read = [c.name for c in member.columns if c.name in present]
+    # A column dropped at the source is kept in the destination with its values: never written (NULL).
+    member.columns = [c for c in member.ends.dest_table().columns if c.name in present]
+    read = [c.name for c in member.columns]
     window = member.window.condition(source, "snaprepl_l.")
     query = change_query(source, log, read, snapshot.sn_condition, member.window.start, window)
     replayed = set(member.window.replayed)
