@@ -65,6 +65,12 @@ def _cell(probed: dict[str, Any] | None) -> Any:
     return (probed or {}).get("error") or (probed or {}).get("rows")
 
 
+def _held(entry: dict[str, Any]) -> str | None:
+    """The copy a log's purge waits for, named with its kind (snapshot or subscriber)."""
+    holder, line = entry.get("purge_held_by"), entry["purge_waits_for"]
+    return f"snapshot {line}" if holder and holder["kind"] == "snapshot" else line
+
+
 def _logs_table(logs: list[dict[str, Any]]) -> str:
     rows = [
         [
@@ -76,7 +82,7 @@ def _logs_table(logs: list[dict[str, Any]]) -> str:
             (entry.get("backlog") or {}).get("newest_snaptime"),
             (entry.get("backlog") or {}).get("oldest_snaptime"),
             entry["purged_before"],
-            entry["purge_waits_for"],
+            _held(entry),
             (entry.get("watermarks") or {}).get("mode") or (entry.get("watermarks") or {}).get("error"),
         ]
         for entry in logs

@@ -27,6 +27,7 @@ from snaprepl.ops.staleness import snapshot_is_stale, stale_rule, subscriber_is_
 from snaprepl.publications.leases import pull_lease, push_lease
 from snaprepl.publications.outcome import DECISIONS
 from snaprepl.refresh.stale import run_state
+from snaprepl.reporting.log_bounds import bounds, describe_holder, purge_holder
 from snaprepl.reporting.render import render_json, render_text
 from snaprepl.reporting.runs import add_last_runs
 from snaprepl.reporting.runs import iso as _iso
@@ -69,9 +70,9 @@ def _log_backlog(record: LogRecord) -> dict[str, Any]:
             "error": None,
         }
     except SnapreplError as err:
-        return {"rows": None, "newest_snaptime": None, "error": str(err)}
+        return {"rows": None, "newest_snaptime": None, "oldest_snaptime": None, "error": str(err)}
     except Exception as err:  # an unreachable or broken source must not hide the rest of the report
-        return {"rows": None, "newest_snaptime": None, "error": _why(err)}
+        return {"rows": None, "newest_snaptime": None, "oldest_snaptime": None, "error": _why(err)}
 
 
 def _log_rows(log: LogRecord, since: datetime | None = None, not_from: str | None = None) -> dict[str, Any]:
@@ -228,27 +229,6 @@ def _running(locks: Locks, name: str) -> dict[str, Any] | None:
     return {"run_id": held[0], "holder": held[1], "heartbeat": _iso(held[2])}
 
 
-def _purge_blocker(snapshots: list[SnapshotRecord]) -> str | None:
-    """The incremental snapshot the next purge of a log waits for: never refreshed, or the oldest."""
-    live = [s for s in snapshots if s.incremental and s.sn_needs_complete is None]
-    if not live:
-        return None
-    never = [s for s in live if s.sn_last_ts is None]
-    if never:
-        return f"{never[0].sn_name} (never refreshed)"
-    oldest = min(live, key=lambda s: s.sn_last_ts)  # type: ignore[arg-type, return-value]
-    return f"{oldest.sn_name} (SN_LAST_TS {_iso(oldest.sn_last_ts)})"
-
-
-def _subscriber_blocker(subscribers: list[SubscriptionRecord]) -> str | None:
-    """The subscriber a purge of the publisher's log waits for (detached ones hold nothing back)."""
-    held = [s for s in subscribers if s.ss_last_push_ts is not None and s.ss_detached_at is None]
-    if not held:
-        return None
-    oldest = min(held, key=lambda s: s.ss_last_push_ts)  # type: ignore[arg-type, return-value]
-    return f"subscriber {oldest.ss_server} (pushed up to {_iso(oldest.ss_last_push_ts)})"
-
-
 def _log_entry(
     record: LogRecord,
     snapshots: list[SnapshotRecord],
@@ -266,14 +246,14 @@ def _log_entry(
         "created_at": _iso(record.snl_created_at),
         "purged_before": _iso(record.snl_purged_before),
         "last_purge_at": _iso(record.snl_last_purge_at),
-        "purge_waits_for": _purge_blocker([s for s in snapshots if s.sn_source_table == record.snl_source]),
         "guard_notes": guard_notes(record),
     }
-    if subscribers:  # a publisher's log: its purge waits for the loaded subscriber pushed to longest ago
-        entry["purge_waits_for"] = _subscriber_blocker(subscribers)
+    holder = purge_holder(record.snl_source, snapshots, subscribers)
+    entry.update(purge_held_by=holder, purge_waits_for=describe_holder(holder))
     if probe:
         entry["backlog"] = _log_backlog(record)
         entry["watermarks"] = log_watermarks(record, settings)
+    entry.update(bounds(entry.get("backlog")))
     return entry
 
 

@@ -241,6 +241,9 @@ def test_a_user_sees_only_the_copies_whose_dags_they_may_read(site: Site) -> Non
         assert site.snapshot in history["copies"] and (site.hidden in history["copies"]) is sees_hidden, user
     [snapshot] = carol["snapshots"]
     assert snapshot["can_trigger"] is True and snapshot["lag_seconds"] == 5.0
+    # The logs of what she sees, with who reads them and what holds their purge (issue 22, item 5).
+    logs = {log["source"]: log for log in carol["snapshot_logs"]}
+    assert logs[site.item]["copies"] == [site.item] and "purge_held_by" in logs[site.item], logs
 
 
 def test_a_viewer_cannot_trigger(site: Site) -> None:
@@ -348,6 +351,8 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
     wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
     snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").click()
     wait.until(lambda d: verify_dag_id(site.snapshot) in d.find_element(By.ID, "message").text)
+    log_row = driver.find_element(By.CSS_SELECTOR, f"#logs tr[data-log='{site.item}']")
+    assert log_row.find_element(By.CSS_SELECTOR, "[data-field=rows]").text != "", "the log's rows are shown"
     row = driver.find_element(By.CSS_SELECTOR, f"#subscriptions tr[data-publication='{site.item}']")
     assert row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").is_enabled()
     driver.switch_to.default_content()

@@ -68,14 +68,18 @@ def test_a_stale_subscriber_is_alerted_detached_and_reloaded_without_losing_its_
     change(servers.my, f"UPDATE {table} SET name = ? WHERE item_id = ?", "mine while away", 2)
     logged = lambda: sorted(r[0] for r in servers.pub.rows(f'SELECT "RLOG_item_id" FROM "RLOG_{table}"'))  # noqa: E731
     assert logged() == [1, 3]
+    log_entry = lambda: next(e for e in collect_status(catalog, own)["snapshot_logs"] if e["source"] == item)  # noqa: E731
+    entry = log_entry()  # the gone subscriber holds the publisher's log back: it grows with every change
+    assert entry["purge_held_by"]["kind"] == "subscriber" and entry["purge_held_by"]["name"] == my, entry
+    assert entry["rows"] == 2 and entry["oldest_entry"] is not None, entry
     purged = purge_log(catalog.log(item), catalog=catalog, settings=own)
 
     assert catalog.subscription(my, item).ss_detached_at is not None, purged
     assert logged() == [3], f"the purge waited for the detached subscriber: {purged}"
-    # Status says which copy holds the log back now, and how old its oldest entry is.
-    [entry] = [e for e in collect_status(catalog, own)["snapshot_logs"] if e["source"] == item]
-    lite = servers.name(servers.lite)
+    # Status says which copy holds the log back now (the healthy one), and how big and old the log is.
+    entry, lite = log_entry(), servers.name(servers.lite)
     assert entry["purge_waits_for"].startswith(f"subscriber {lite} ") and entry["backlog"]["oldest_snaptime"], entry
+    assert entry["purge_held_by"]["name"] == lite and entry["rows"] == 1 and entry["oldest_entry"], entry
     # Back, without reinit_detached: its pull brings its change in; its push says what it needs.
     with pytest.raises(SnapreplError) as failed:
         sync(own)

@@ -94,7 +94,6 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     runs = dag_runs([s["dag_id"] for s in snapshots] + [p["dag_id"] for p in report["publications"]])
     for snapshot in snapshots:
         snapshot["dag"] = runs.get(snapshot["dag_id"])
-    sources = {s["source"] for s in snapshots}
     publications = [p for p in report["publications"] if p["dag_id"] in user_dags]
     for publication in publications:
         publication["dag"] = runs.get(publication["dag_id"])
@@ -102,10 +101,28 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     _add_verify_dags(catalog, snapshots, publications)
     return {
         "snapshots": snapshots,
-        "snapshot_logs": [log for log in report["snapshot_logs"] if log["source"] in sources],
+        "snapshot_logs": log_rows(report["snapshot_logs"], snapshots, publications),
         "publications": publications,
         "conflicts": [c for c in report["conflicts"] if publication_dag_id(c["item"]) in user_dags],
     }
+
+
+def log_rows(
+    logs: list[dict[str, Any]], snapshots: list[dict[str, Any]], publications: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The logs read by the snapshots and publications shown (a publication's log is its publisher's),
+    each with ``copies`` (who reads it), ``rows``, ``oldest_entry`` and ``purge_held_by`` (the snapshot
+    or subscriber its purge waits for): what keeps a log from growing without bound."""
+    readers: dict[str, list[str]] = {}
+    for snapshot in snapshots:
+        readers.setdefault(snapshot["source"], []).append(snapshot["name"])
+    for publication in publications:
+        readers.setdefault(publication["item"], []).append(publication["item"])
+    return [
+        {**log, "copies": readers[log["source"]], "error": (log.get("backlog") or {}).get("error")}
+        for log in logs
+        if log["source"] in readers
+    ]
 
 
 def _add_alerts(catalog: Catalog, snapshots: list[dict[str, Any]], publications: list[dict[str, Any]]) -> None:

@@ -201,6 +201,30 @@ function drawSubscriptions(publications) {
   items.value = chosen;
 }
 
+// Each log's size and age, and the copy its purge waits for: a subscriber gone, or a snapshot no
+// longer refreshed, shows here as the holder while the log grows (until detach_stale lets it go).
+function drawLogs(logs) {
+  const body = document.querySelector("#logs tbody");
+  body.replaceChildren();
+  if (!logs.length) cell(body.insertRow(), "No snapshot log you may read.").colSpan = 6;
+  for (const log of logs) {
+    const row = body.insertRow();
+    row.dataset.log = log.source;
+    const source = cell(row, log.source);
+    source.appendChild(el("span", log.rlog, "small"));
+    cell(row, (log.copies || []).join(", "));
+    cell(row, log.error ? `? ${log.error}` : log.rows, "num").dataset.field = "rows";
+    cell(row, when(log.oldest_entry)).dataset.field = "oldest";
+    cell(row, when(log.purged_before));
+    const held = log.purge_held_by;
+    const holder = cell(row, held ? `${held.kind} ${held.name}` : null);
+    holder.dataset.field = "held-by";
+    if (!held) continue;
+    const upTo = held.kind === "subscriber" ? "pushed up to" : "refreshed up to";
+    holder.appendChild(el("span", held.since ? `${upTo} ${when(held.since)}` : "never refreshed", "small"));
+  }
+}
+
 function rowJson(value, other) {
   const pre = el("pre", "", "row");
   if (value === null || value === undefined) { pre.textContent = "(none)"; return pre; }
@@ -285,6 +309,7 @@ async function load() {
     document.getElementById("who").textContent = overview.user ? `signed in as ${overview.user}` : "";
     drawSnapshots(overview.snapshots);
     drawSubscriptions(overview.publications);
+    drawLogs(overview.snapshot_logs);
     await Promise.all([loadConflicts(), loadHistory()]);
     document.getElementById("updated").textContent = `updated ${when(new Date().toISOString())}`;
     document.body.dataset.loaded = "true";
