@@ -67,11 +67,12 @@ class Comparison:
 
     def _sums(self, side: Side) -> Any:
         """Rows and the sum of row hashes per bucket (and each range bucket's smallest and largest key)."""
+        frame = self.frame(side)  # first: it starts the job's lazy session, which F.lit() needs in spark-submit
         aggregates = [F.count(F.lit(1)).alias("rows"), F.sum(F.col(HASH).cast("decimal(38,0)")).alias("total")]
         if self.ranges is not None:
             column = F.col(quoted(self.ranges.dest_column))
             aggregates += [F.min(column).alias("lo"), F.max(column).alias("hi")]
-        return self.frame(side).groupBy(BUCKET).agg(*aggregates)
+        return frame.groupBy(BUCKET).agg(*aggregates)
 
     def _both_sums(self) -> tuple[dict[int, Any], dict[int, Any]]:
         source = self._sums(self.sides.source).withColumn("side", F.lit(0))

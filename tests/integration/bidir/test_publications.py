@@ -220,9 +220,9 @@ def test_an_atomic_reload_changes_the_replica_all_at_once_or_not_at_all(
     """A backfill reloads a replica with ``--atomic``: a reload that fails half way leaves it as it was.
     Without ``atomic`` the same failure leaves the chunks committed before it (REPL_INIT_SNAPSHOT's
     seed semantics), which shows the failure really comes half way."""
-    import argparse
 
     from snaprepl.bidir import job
+    from snaprepl.publications.request import SyncRequest
 
     table = fresh_table(servers.pub, rows=300)
     item = f"{table}@bd_pub"
@@ -236,7 +236,7 @@ def test_an_atomic_reload_changes_the_replica_all_at_once_or_not_at_all(
             "WHEN NEW.id = 250 BEGIN SELECT RAISE(ABORT, 'boom'); END"
         )
     [stored] = [p.sp_item for p in catalog.publications() if p.sp_item.endswith(f"{table}@bd_pub")]
-    args = argparse.Namespace(
+    args = SyncRequest(
         item=stored,
         action="init",
         server=lite,
@@ -244,7 +244,6 @@ def test_an_atomic_reload_changes_the_replica_all_at_once_or_not_at_all(
         atomic=atomic,
         tolerance_minutes=settings.snp_repl_tolerance_offset,
         commit_rows=settings.refresh_commit_rows,
-        run_id=None,
     )
     with pytest.raises(Exception, match="boom"):
         job.run(spark, args, catalog)
