@@ -22,7 +22,7 @@ from snaprepl.catalog.run_lock import RunLock
 from snaprepl.catalog.store import Catalog
 from snaprepl.publications.leases import step_lease
 from snaprepl.publications.outcome import Outcome
-from snaprepl.publications.steps import loaded_servers, record_step_succeeded, record_sync_succeeded
+from snaprepl.publications.steps import is_detached, planned_steps, record_step_succeeded, record_sync_succeeded
 
 #: What counts a step's pending changes, by step.
 _PENDING = {"pull": pending_pull, "push": pending_push}
@@ -33,8 +33,8 @@ def sync_if_idle(
 ) -> list[Outcome] | None:
     """The outcomes of sync job ``action`` (``pull``, ``push`` or a whole ``sync``) of ``item`` if no
     step has anything to do (recorded in the catalog as the job records them); None otherwise."""
-    steps = _steps(catalog, item, action, server)
-    if steps is None or any(_detached(catalog, item, name) for step, name in steps if step == "push"):
+    steps = planned_steps(catalog, item, action, server)
+    if steps is None or any(is_detached(catalog, item, name) for step, name in steps if step == "push"):
         return None  # a detached subscriber's push fails or reloads it: the job says which
     state = PublicationState(None, catalog, item, run_id, tolerance_minutes=tolerance_minutes, commit_rows=1)
     outcomes: list[tuple[Outcome, datetime]] = []
@@ -57,18 +57,3 @@ def sync_if_idle(
         record_step_succeeded(catalog, item, outcome.server)
     record_sync_succeeded(catalog, item)
     return [outcome for outcome, _ in outcomes]
-
-
-def _steps(catalog: Catalog, item: str, action: str, server: str | None) -> list[tuple[str, str]] | None:
-    """The job's steps, as (step, server); None for an action this module leaves to the job."""
-    if action in _PENDING:
-        return [(action, server)] if server else None
-    if action == "sync":
-        loaded = loaded_servers(catalog, item)
-        return [("pull", s) for s in loaded] + [("push", s) for s in loaded]
-    return None
-
-
-def _detached(catalog: Catalog, item: str, server: str) -> bool:
-    sub = catalog.subscription(server, item)
-    return sub is not None and sub.ss_detached_at is not None

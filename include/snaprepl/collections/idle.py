@@ -23,7 +23,7 @@ from snaprepl.collections.scan import scan
 from snaprepl.collections.sync import CollectionSync, Counts
 from snaprepl.publications.leases import step_lease
 from snaprepl.publications.outcome import Outcome
-from snaprepl.publications.steps import loaded_servers, record_step_succeeded, record_sync_succeeded
+from snaprepl.publications.steps import is_detached, planned_steps, record_step_succeeded, record_sync_succeeded
 
 
 def collection_sync_if_idle(
@@ -31,8 +31,8 @@ def collection_sync_if_idle(
 ) -> list[Outcome] | None:
     """The outcomes of sync job ``action`` (``pull``, ``push`` or a whole ``sync``) of collection
     publication ``item`` if no step has anything to do (recorded in the catalog); None otherwise."""
-    steps = _steps(catalog, item, action, server)
-    if steps is None or catalog.waiting(item) or any(_detached(catalog, item, name) for _, name in steps):
+    steps = planned_steps(catalog, item, action, server)
+    if steps is None or catalog.waiting(item) or any(is_detached(catalog, item, name) for _, name in steps):
         return None
     syncer = open_sync(catalog, item, None, run_id)
     outcomes: list[tuple[Outcome, datetime]] = []
@@ -72,18 +72,3 @@ def _has_work(syncer: CollectionSync, step: str, server: str) -> bool:
         elif s is None or s.rowguid != p.rowguid:
             return True
     return bool(syncer.forgettable_tombstones()[1])  # the job's push forgets them
-
-
-def _steps(catalog: Catalog, item: str, action: str, server: str | None) -> list[tuple[str, str]] | None:
-    """The job's steps, as (step, server); None for an action left to the job."""
-    if action in {"pull", "push"}:
-        return [(action, server)] if server else None
-    if action == "sync":
-        loaded = loaded_servers(catalog, item)
-        return [("pull", s) for s in loaded] + [("push", s) for s in loaded]
-    return None
-
-
-def _detached(catalog: Catalog, item: str, server: str) -> bool:
-    sub = catalog.subscription(server, item)
-    return sub is not None and sub.ss_detached_at is not None

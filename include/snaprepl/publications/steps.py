@@ -130,3 +130,20 @@ def subscription_step(catalog: Catalog, item: str, server: str, step: Callable[[
         raise
     record_step_succeeded(catalog, item, server)
     return outcome
+
+
+def planned_steps(catalog: Catalog, item: str, action: str, server: str | None) -> list[tuple[str, str]] | None:
+    """A sync job's steps as (step, server), for deciding before the job whether it has anything to do;
+    None for an action left to the job (an init, a pull or push without its subscriber)."""
+    if action in {"pull", "push"}:
+        return [(action, server)] if server else None
+    if action == "sync":
+        loaded = loaded_servers(catalog, item)
+        return [("pull", s) for s in loaded] + [("push", s) for s in loaded]
+    return None
+
+
+def is_detached(catalog: Catalog, item: str, server: str) -> bool:
+    """Whether subscriber ``server`` of ``item`` is detached (its next step reloads it or fails)."""
+    sub = catalog.subscription(server, item)
+    return sub is not None and sub.ss_detached_at is not None
