@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -50,15 +51,39 @@ HEAVY_MODULES = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadgroup``), each module's tests run on one worker (module
     fixtures, e.g. an Airflow deployment, start once), and the heavy modules all on the same one.
-    Every session fixture is per worker already: this file runs in each, with its own tag and home."""
+    Every session fixture is per worker already: this file runs in each, with its own tag and home.
+
+    ``tryfirst``: xdist reads the marks in its own ``pytest_collection_modifyitems`` (appending the
+    group to each node id); run after it, these marks would be ignored and every module split over
+    both workers, starting its deployment twice."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
         module = item.path.relative_to(REPO).as_posix()
         item.add_marker(pytest.mark.xdist_group("heavy" if module in HEAVY_MODULES else module))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stops the run when xdist's grouping did not take. It appends ``@group`` to each node id, which
+    pytest 9.2 ignores (xdist 3.8 sets ``item._nodeid``, pytest 9.2 reads ``item._id``): a silent no-op
+    splits modules over both workers and starts their deployments twice. (On a worker ``dist`` is
+    ``no``; the ``loadgroup`` flag says what the run asked for.) The controller loses a worker's error
+    text, hence the line on the real stderr."""
+    if not session.config.pluginmanager.hasplugin("xdist") or not session.config.getoption("loadgroup", default=False):
+        return
+    ungrouped = [item.nodeid for item in session.items if "@" not in item.nodeid]
+    if ungrouped:
+        message = (
+            f"pytest-xdist --dist loadgroup left {len(ungrouped)} tests ungrouped (e.g. {ungrouped[0]}): "
+            "this pytest/pytest-xdist pair ignores xdist_group marks; pin a pair that works in requirements.in"
+        )
+        print(f"snaprepl tests: {message}", file=sys.__stderr__, flush=True)
+        raise pytest.UsageError(message)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
