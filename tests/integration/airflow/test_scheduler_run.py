@@ -224,7 +224,8 @@ def test_an_unreachable_subscriber_stops_no_other_in_a_dag_run_nor_on_the_comman
             pull_gone: "failed", f"push__{GONE}": "upstream_failed", "pulls_done": "success",
             **{f"{step}__{s}": "success" for step in ("pull", "push") for s in subs},
         }, state()  # fmt: skip
-        assert all(p.rows(db) == p.rows(d.source) for db in subs.values())
+        rows = {name: p.rows(db) for name, db in subs.items()}
+        assert all(r == p.rows(d.source) for r in rows.values()), (p.rows(d.source), rows)
         assert [r[1] for r in p.rows(d.source)] == ["pub", "sub2", "three"]
         failed = [r for r in d.catalog.history(p.item) if r.rh_dag_run_id == run_id and r.rh_outcome == "failed"]
         assert {(r.rh_kind, r.rh_server) for r in failed} == {("pull", GONE)} and all(r.rh_error for r in failed)
@@ -239,7 +240,8 @@ def test_an_unreachable_subscriber_stops_no_other_in_a_dag_run_nor_on_the_comman
     errors = [line for line in result.stderr.splitlines() if f"subscriber {GONE} failed its pull" in line]
     assert len(errors) == 1 and "(2 of 3 synced)" in errors[0], result.stderr[-3000:]
     assert not any(f"subscriber {s} " in result.stderr for s in subs), result.stderr[-3000:]
-    assert all(p.rows(db) == p.rows(d.source) for db in subs.values())
+    rows = {name: p.rows(db) for name, db in subs.items()}
+    assert all(r == p.rows(d.source) for r in rows.values()), (p.rows(d.source), rows)
     assert sorted(r[1] for r in p.rows(d.source)) == ["pub", "pub again", "sub", "sub2"]
     gone = d.catalog.subscription(GONE, p.item)
     assert gone is not None and gone.ss_last_status == "failed" and gone.ss_last_error
