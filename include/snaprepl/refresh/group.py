@@ -127,11 +127,11 @@ def refresh_group(catalog: Catalog, names: Sequence[str], request: RefreshReques
         outcomes: list[RefreshOutcome] = []
         points: dict[str, datetime] = {}
         try:
-            for member in members:
-                _check(catalog, member)
             by_name = {m.name: m for m in members}
-            for level in chain_levels([m.ends.snapshot for m in members]):
-                group = [by_name[n] for n in level]
+            levels = [[by_name[n] for n in level] for level in chain_levels([m.ends.snapshot for m in members])]
+            for member in (m for level in levels for m in level):  # upstream first: a column it adds is seen
+                _check(catalog, member)
+            for group in levels:
                 for conn, mark in _read_all(catalog, request, group).items():
                     points.setdefault(conn, mark)  # a chained level's source is read later: the first point
                 _stage_and_apply(group)
