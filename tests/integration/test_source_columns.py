@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from snaprepl import api
+from snaprepl.api.script import run_script
 from snaprepl.errors import SourceColumnsChanged
 from snaprepl.refresh.idle import refresh_if_idle
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshRequest
@@ -161,3 +162,40 @@ def test_a_widening_the_destination_cannot_take_fails_in_one_line(
     outcome = api.repl_refresh_inc_snapshot(created.record.sn_name, **kw)
     assert "column c widened" in (outcome.note or "")
     assert pg_db.rows(f"SELECT c FROM {dst} WHERE id = 1") == [(BIG,)]
+
+
+#: A nonincremental snapshot of ``SELECT *``, each way between PostgreSQL and MariaDB.
+QUERY_PAIRS = [("postgres", "mysql"), ("mysql", "postgres")]
+
+
+@pytest.mark.parametrize("pair", QUERY_PAIRS, indirect=True, ids=["postgres-to-mysql", "mysql-to-postgres"])
+def test_a_nonincremental_snapshot_follows_its_querys_columns(pair, catalog, settings, refresher, unique_name) -> None:
+    """``SELECT *``: a column added at the source is added and filled, a dropped one keeps its values
+    (the refresh used to fail: the query no longer returned it), a widened one is widened; each said once."""
+    source, dest = pair
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
+    _create_source(source, src)
+    statement = f"CREATE NONINCREMENTAL SNAPSHOT {dst}@{dest.conn_id} AS 'SELECT * FROM {src}@{source.conn_id}'"
+    run_script(statement, **kw)
+    name = f"{dest.schema}.{dst}@{dest.conn_id}"
+    source.run(
+        f"ALTER TABLE {source.q(src)} DROP COLUMN b",
+        f"ALTER TABLE {source.q(src)} ADD COLUMN d varchar(10) DEFAULT 'dflt'",
+        _widen_sql(source, src, "w", "varchar(40)") or "",
+        f"UPDATE {source.q(src)} SET w = 'longer than five' WHERE id = 1",
+        f"DELETE FROM {source.q(src)} WHERE id = 3",
+        f"INSERT INTO {source.q(src)} (id, c, w) VALUES (4, 4, 'w4')",
+    )
+    outcome = api.repl_refresh_noninc_snapshot(name, **kw)
+    note = outcome.note or ""
+    assert "column d added at the source" in note and "column b dropped at the source: kept" in note, note
+    assert "column w widened" in note, note
+    expected = [(1, "b1", "longer than five", "dflt"), (2, "b2", "w2", "dflt"), (4, None, "w4", "dflt")]
+    assert dest.rows(f"SELECT id, b, w, d FROM {dest.q(dst)} ORDER BY id") == expected, "b keeps its values"
+    source.run(f"UPDATE {source.q(src)} SET d = 'two' WHERE id = 2")
+    outcome = api.repl_refresh_noninc_snapshot(name, **kw)
+    assert outcome.note is None, "each change is said once"
+    assert dest.rows(f"SELECT id, d FROM {dest.q(dst)} ORDER BY id") == [(1, "dflt"), (2, "two"), (4, "dflt")]
+    entry = next(e for e in collect_status(catalog, settings, probe=False)["snapshots"] if e["name"] == name)
+    assert entry["column_changes"]["kept"] == ["b"] and entry["column_changes"]["added"] == ["d"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -192,3 +192,40 @@ def readers_of(catalog: Catalog, place: Place, *, besides: str | None = None) ->
         for record, sources in _edges(catalog, places)
         if record.sn_name != besides and any(places.same(place, s) for s in sources)
     ]
+
+
+def chain_levels(records: Sequence[SnapshotRecord]) -> list[list[str]]:
+    """The snapshots ``records`` in levels along their chains: one that reads another's destination is
+    in a later level than that one (a group applies a level, then reads the next). Within a level the
+    order of ``records`` is kept; a snapshot whose query cannot be read is in the first level."""
+    from sqlglot.errors import SqlglotError
+
+    places = _Places()
+    reads: dict[str, list[Place]] = {}
+    for record in records:
+        try:
+            reads[record.sn_name] = sources_of(record)
+        except (SnapreplError, SqlglotError):
+            reads[record.sn_name] = []
+    feeds = {
+        record.sn_name: [
+            other.sn_name
+            for other in records
+            if other.sn_name != record.sn_name and any(places.same(_dest_of(other), s) for s in reads[record.sn_name])
+        ]
+        for record in records
+    }
+    depth: dict[str, int] = {}
+
+    def level(name: str, seen: frozenset[str]) -> int:
+        if name not in depth:  # a cycle cannot be registered (refuse_own_source); ``seen`` stops one anyway
+            upstream = [level(u, seen | {name}) + 1 for u in feeds[name] if u not in seen]
+            depth[name] = max(upstream, default=0)
+        return depth[name]
+
+    for record in records:
+        level(record.sn_name, frozenset())
+    levels: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+    for record in records:
+        levels[depth[record.sn_name]].append(record.sn_name)
+    return levels

@@ -46,12 +46,17 @@ def update_group(
     name: TableRef,
     *,
     nonincremental: bool = False,
+    fallback_complete: bool = False,
     catalog: Catalog,
     settings: Settings,
     refresher: Refresher = submit_refresh,
     run_id: str | None = None,
 ) -> RefreshedGroup:
-    """Refresh every member of the group (completely with ``nonincremental``), parents first."""
+    """Refresh every member of the group (completely with ``nonincremental``), parents first.
+
+    :param fallback_complete: a member that needs a complete refresh (its log bypassed or purged) is read
+        in full at the group's point, in the group's transaction, instead of failing the group.
+    """
     group = find_group(catalog, name)
     catalog.update_group(group.sg_name, sg_last_status="running", sg_last_error=None)
     try:
@@ -61,7 +66,7 @@ def update_group(
         for member in members if nonincremental else []:
             request = RefreshRequest.configured(member, settings, mode=COMPLETE, run_id=run_id)
             completes.append(refresher(request, catalog, settings))
-        request = RefreshRequest.configured(group.sg_name, settings, run_id=run_id)
+        request = RefreshRequest.configured(group.sg_name, settings, run_id=run_id, fallback_complete=fallback_complete)
         done = refresh_group(catalog, members, request)
     except BaseException as err:
         why = clean_error(err) if isinstance(err, Exception) else type(err).__name__

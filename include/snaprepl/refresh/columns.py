@@ -18,6 +18,11 @@ destination's and with the columns the snapshot's query recorded (SN_QUERY).
 - **With a column list** added columns are ignored, and a listed column dropped at the source, or
   changed to a type the destination cannot hold, fails the refresh in one line.
 
+- **A nonincremental snapshot** (every refresh complete) follows its query's result the same way
+  (:func:`_plan_query`, the source dialect's ``describe_query``): a column the result gained is added
+  and filled by that refresh, one it lost is kept with its values (the complete refresh applies the
+  difference and leaves it alone), a widened type is widened; a lost key column fails in one line.
+
 Nothing is recorded until the refresh succeeds (:func:`record_plan`): a failed run finds the same
 changes again (the destination's new columns are then simply there).
 """
@@ -91,13 +96,16 @@ def source_changed(catalog: Catalog, ends: Endpoints) -> bool:
 
 
 def plan_columns(catalog: Catalog, ends: Endpoints) -> ColumnPlan | None:
-    """Compare an incremental snapshot's source with its destination and its query; add and widen
-    the destination's columns as the source's changed. None for a snapshot of a query.
+    """Compare an incremental snapshot's source with its destination and its query, a nonincremental
+    one's query result with its destination (:func:`_plan_query`); add and widen the destination's
+    columns as the source's changed. None for an incremental snapshot without a log.
 
     :raises SourceColumnsChanged: a listed or key column dropped, a type that cannot be held.
     """
     snapshot = ends.snapshot
-    log = catalog.log(snapshot.sn_source_table) if snapshot.incremental and snapshot.sn_source_table else None
+    if not snapshot.incremental:
+        return _plan_query(ends)
+    log = catalog.log(snapshot.sn_source_table) if snapshot.sn_source_table else None
     if log is None:
         return None
     source_info = _source_table(ends, log)
@@ -130,6 +138,51 @@ def plan_columns(catalog: Catalog, ends: Endpoints) -> ColumnPlan | None:
     table = source_info.table
     query = incremental_snapshot_query(ends.source_db.dialect, live, table.schema, table.table, snapshot.sn_condition)
     return ColumnPlan(columns, query, bool(added), tuple(notes), changes)
+
+
+def _plan_query(ends: Endpoints) -> ColumnPlan:
+    """A nonincremental snapshot follows its query's result: a column the result has and the destination
+    lacks is added (this complete refresh fills it), one the result no longer has is kept with its
+    values and reported once, a type the result widened is widened. Its query is kept as it is.
+
+    :raises SourceColumnsChanged: a key column no longer returned, a type that cannot be held.
+    """
+    snapshot, dest = ends.snapshot, ends.dest_db.dialect
+    with ends.source_db.session() as session:
+        result = ends.source_db.dialect.describe_query(session, snapshot.sn_query)
+    dest_info = ends.dest_table()
+
+    def held(name: str, columns: tuple[Column, ...] | list[Column]) -> bool:
+        return any(dest.same_name(c.name, name) for c in columns)
+
+    added = [c for c in result if not held(c.name, dest_info.columns)]
+    gone = [c.name for c in dest_info.columns if not held(c.name, result)]
+    lost_keys = [c.name for c in dest_info.primary_key if c.name in gone]
+    if lost_keys:
+        raise SourceColumnsChanged(
+            f"the query of snapshot {snapshot.sn_name} no longer returns its key {_columns(lost_keys)}",
+            "restore them in the source, or drop the snapshot and create it again",
+        )
+    changes = {k: list(v) for k, v in snapshot.column_changes.items()}
+    notes: list[str] = []
+    altered = _add_columns(ends, dest_info, added)
+    widened = _widen_columns(ends, dest_info, [c for c in result if held(c.name, dest_info.columns)])
+    if altered or widened:
+        dest_info = ends.dest_table()
+    if added:
+        names = [c.name for c in added]
+        notes.append(f"{_columns(names)} added at the source: added to the destination, filled by this refresh")
+        _note(changes, "added", names)
+        changes["kept"] = [n for n in changes.get("kept", []) if n not in names]
+    new_gone = [n for n in gone if n not in changes.get("kept", [])]
+    if new_gone:
+        notes.append(f"{_columns(new_gone)} dropped at the source: kept in the destination with their values")
+        _note(changes, "kept", new_gone)
+    if widened:
+        notes.append(f"{_columns(widened)} widened at the source: widened in the destination")
+        _note(changes, "widened", widened)
+    columns = tuple(c for c in dest_info.columns if held(c.name, result))
+    return ColumnPlan(columns, snapshot.sn_query, bool(added), tuple(notes), changes)
 
 
 def record_plan(catalog: Catalog, snapshot: SnapshotRecord, plan: ColumnPlan) -> None:
@@ -171,7 +224,7 @@ def _add_columns(ends: Endpoints, dest_info: TableInfo, added: list[Column]) -> 
             type_sql = dest.map_type(column.type_sql, source)
         except InvalidArgument as err:
             raise SourceColumnsChanged(
-                f"column {column.name} added to {ends.snapshot.sn_source_table}: {err.message}",
+                f"column {column.name} added to {ends.snapshot.sn_source_table or 'the query'}: {err.message}",
                 f"add it to the destination {dest_info.table} yourself, with a type that holds it; "
                 "the next refresh fills it",
             ) from None
@@ -220,8 +273,9 @@ def _narrower(ends: Endpoints, held: Column, column: Column) -> str | None:
         return None
     if verdict == NARROWER and _follows(ends.snapshot):
         return target
+    where = ends.snapshot.sn_source_table or "the query"
     raise SourceColumnsChanged(
-        f"column {column.name} of {ends.snapshot.sn_source_table} is now {column.type_sql}, which column "
+        f"column {column.name} of {where} is now {column.type_sql}, which column "
         f"{held.name} {held.type_sql} of snapshot {ends.snapshot.sn_name} cannot hold",
         f"change the destination's column to {target} and refresh again, or drop the snapshot and create it again",
     )
