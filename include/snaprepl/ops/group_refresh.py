@@ -22,6 +22,7 @@ from snaprepl.ops.snapshots import Refresher
 from snaprepl.refresh.group import refresh_group
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.submit.alerts import group_alerting
 from snaprepl.submit.refresh import submit_refresh
 
 
@@ -51,9 +52,22 @@ def update_group(
     refresher: Refresher = submit_refresh,
     run_id: str | None = None,
 ) -> RefreshedGroup:
-    """Refresh every member of the group (completely with ``nonincremental``), parents first."""
+    """Refresh every member of the group (completely with ``nonincremental``), parents first; a failure
+    or a lag over ``lag_alert_minutes`` is alerted once for the group (:func:`group_alerting`)."""
     group = find_group(catalog, name)
     catalog.update_group(group.sg_name, sg_last_status="running", sg_last_error=None)
+    with group_alerting(catalog, settings, group.sg_name):
+        return _update(group, nonincremental, catalog, settings, refresher, run_id)
+
+
+def _update(
+    group: GroupRecord,
+    nonincremental: bool,
+    catalog: Catalog,
+    settings: Settings,
+    refresher: Refresher,
+    run_id: str | None,
+) -> RefreshedGroup:
     try:
         joined, not_joined, order = _follow_schema(group, catalog, settings, refresher)
         members = _ordered_members(catalog, group, order)

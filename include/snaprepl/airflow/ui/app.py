@@ -5,11 +5,12 @@ Airflow token) and returns only what the user's DAG rights allow: snapshots and 
 DAG they may read, and a trigger only on a DAG they may run.
 
 - ``GET /`` the page, ``GET /static/{name}`` its script, styles and chart library;
-- ``GET /api/overview`` snapshots, logs, publications and subscriptions, conflict counts;
+- ``GET /api/overview`` snapshots, snapshot groups, logs, publications and subscriptions, conflict counts;
 - ``GET /api/conflicts`` one page of the conflict ledger (filters: item, type, decision);
 - ``GET /api/history`` the run history, per copy, for the charts;
 - ``POST /api/snapshots/{name}/refresh`` "Refresh now" (``complete=false``) or "Complete refresh";
-  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``;
+  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``; a
+  snapshot group's member is refreshed by a run of its group's DAG;
 - ``POST /api/snapshots/{name}/verify`` and ``POST /api/publications/{item}/verify`` "Verify": a run
   of the copy's verify DAG (there is one when the copy has a verify schedule).
 
@@ -31,7 +32,14 @@ from snaprepl.airflow.ui import data
 from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
 from snaprepl.airflow.ui.csrf import forbid_cross_site
 from snaprepl.airflow.ui.trigger import trigger_dag
-from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
+from snaprepl.catalog.store import Catalog
+from snaprepl.common.dag_names import (
+    group_dag_id,
+    publication_dag_id,
+    publication_verify_dag_id,
+    snapshot_dag_id,
+    verify_dag_id,
+)
 
 URL_PREFIX = "/snaprepl"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -112,14 +120,15 @@ async def history(user: CurrentUser, days: int = Query(7, ge=1, le=366)) -> dict
 
 @app.post("/api/snapshots/{name:path}/refresh")
 async def refresh(name: str, request: Request, user: CurrentUser, complete: bool = False) -> dict[str, Any]:
-    """Trigger the snapshot's DAG: incremental ("Refresh now") or complete ("Complete refresh")."""
-    dag_id = snapshot_dag_id(name)
+    """Trigger the snapshot's DAG: incremental ("Refresh now") or complete ("Complete refresh"); a
+    group's member's is its group's DAG (which refreshes every member)."""
 
     def start() -> dict[str, Any]:
+        catalog, _ = data.open_catalog()
+        dag_id = _dag_of(catalog, name)
         if dag_id not in readable_dag_ids(user):
             raise HTTPException(404, f"no snapshot {name}")
         require_trigger(user, dag_id)
-        catalog, _ = data.open_catalog()
         snapshot = catalog.snapshot(name)
         if snapshot is None:
             raise HTTPException(404, f"no snapshot {name}")
@@ -134,9 +143,9 @@ async def verify_snapshot(name: str, request: Request, user: CurrentUser) -> dic
     """Trigger the snapshot's verify DAG ("Verify")."""
 
     def start() -> dict[str, Any]:
-        if snapshot_dag_id(name) not in readable_dag_ids(user):
-            raise HTTPException(404, f"no snapshot {name}")
         catalog, _ = data.open_catalog()
+        if _dag_of(catalog, name) not in readable_dag_ids(user):
+            raise HTTPException(404, f"no snapshot {name}")
         snapshot = catalog.snapshot(name)
         if snapshot is None:
             raise HTTPException(404, f"no snapshot {name}")
@@ -160,6 +169,12 @@ async def verify_publication(item: str, request: Request, user: CurrentUser) -> 
         return _verify(request, user, publication_verify_dag_id(item), publication.sp_verify_schedule, what)
 
     return await run_in_threadpool(start)
+
+
+def _dag_of(catalog: Catalog, name: str) -> str:
+    """The DAG that refreshes snapshot ``name``: its own, or its group's."""
+    group = catalog.group_of(name)
+    return group_dag_id(group) if group else snapshot_dag_id(name)
 
 
 def _verify(request: Request, user: Any, dag_id: str, schedule: str | None, what: str) -> dict[str, Any]:

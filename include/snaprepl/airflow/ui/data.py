@@ -86,8 +86,9 @@ def _snapshot_rows(report: dict[str, Any], readable: set[str]) -> list[dict[str,
 
 
 def overview(user_dags: set[str]) -> dict[str, Any]:
-    """Snapshots (with lag, backlog, last and next run, purge blocker), their logs, publications and
-    their subscribers, and conflict counts: those whose DAG is in ``user_dags``."""
+    """Snapshots (with lag, backlog, last and next run, purge blocker), snapshot groups (members, point,
+    lag, last and next run), their logs, publications and their subscribers, and conflict counts: those
+    whose DAG is in ``user_dags`` (a group's member's is its group's)."""
     catalog, settings = open_catalog()
     report = collect_status(catalog, settings, probe=True)
     snapshots = _snapshot_rows(report, user_dags)
@@ -97,10 +98,15 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     publications = [p for p in report["publications"] if p["dag_id"] in user_dags]
     for publication in publications:
         publication["dag"] = runs.get(publication["dag_id"])
-    _add_alerts(catalog, snapshots, publications)
+    groups = [g for g in report["groups"] if g["dag_id"] in user_dags]
+    runs.update(dag_runs([g["dag_id"] for g in groups]))
+    for group in groups:
+        group["dag"] = runs.get(group["dag_id"])
+    _add_alerts(catalog, snapshots + groups, publications)
     _add_verify_dags(catalog, snapshots, publications)
     return {
         "snapshots": snapshots,
+        "groups": groups,
         "snapshot_logs": log_rows(report["snapshot_logs"], snapshots, publications),
         "publications": publications,
         "conflicts": [c for c in report["conflicts"] if publication_dag_id(c["item"]) in user_dags],
@@ -126,7 +132,8 @@ def log_rows(
 
 
 def _add_alerts(catalog: Catalog, snapshots: list[dict[str, Any]], publications: list[dict[str, Any]]) -> None:
-    """Each copy's conditions the watchdog found (``alerts``: "<condition>: <detail>")."""
+    """Each copy's conditions the watchdog found (``alerts``: "<condition>: <detail>"); ``snapshots``
+    holds the snapshot groups too (a group's conditions are under its name)."""
     held: dict[tuple[str, str | None], list[str]] = {}
     for watched in catalog.watched().values():
         c = watched.condition

@@ -1,0 +1,79 @@
+"""A snapshot group on the deployment of tests/integration/airflow/test_airflow_uses.py: a source schema
+of two tables (``parent`` and ``child``, a foreign key between them) made a group through the CLI, with
+an hourly schedule, and what its scenarios read of it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from snaprepl.catalog.records import HistoryRecord
+from snaprepl.common.dag_names import group_dag_id
+from tests.support.airflow_uses import DST, HOURLY, SRC, Deployment
+
+TABLES = ("parent", "child")
+
+
+@dataclass
+class Group:
+    deployment: Deployment
+    schema: str
+    prefix: str
+    name: str
+    dag_id: str
+
+    def table(self, name: str) -> str:
+        return f"{self.prefix}_{name}"
+
+    def member(self, name: str) -> str:
+        return f"main.{self.table(name)}@{DST}"
+
+    @property
+    def members(self) -> list[str]:
+        return [self.member(t) for t in TABLES]
+
+    def source(self, name: str) -> str:
+        src = self.deployment.source
+        return f"{src.q(self.schema)}.{src.q(self.table(name))}"
+
+    def source_rows(self, name: str) -> list[tuple]:
+        return self.deployment.source.rows(f"SELECT * FROM {self.source(name)} ORDER BY 1, 2")
+
+    def dest_rows(self, name: str) -> list[tuple]:
+        dest = self.deployment.dest
+        return dest.rows(f"SELECT * FROM {dest.q(self.table(name))} ORDER BY 1, 2")
+
+    def in_step(self) -> bool:
+        return all(self.dest_rows(t) == self.source_rows(t) for t in TABLES)
+
+    def runs_of(self, run_id: str) -> dict[str, list[HistoryRecord]]:
+        """Each member's runs recorded by DAG run ``run_id``."""
+        catalog = self.deployment.catalog
+        return {m: [r for r in catalog.history(m, limit=None) if r.rh_dag_run_id == run_id] for m in self.members}
+
+    def wait_for_scheduled_run(self, timeout: float = 120) -> str:
+        """The run the scheduler makes for the latest hourly interval once the DAG is there (no catchup)."""
+        cluster, deadline = self.deployment.cluster, time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            runs = cluster.dag_runs(self.dag_id, "scheduled")
+            if runs:
+                return str(runs[0]["dag_run_id"])
+            time.sleep(2)
+        cluster.fail(f"the scheduler made no run of {self.dag_id} within {timeout} s", dag_id=self.dag_id)
+
+
+def create_group(d: Deployment) -> Group:
+    """The schema, its tables and rows, and ``CREATE SNAPSHOT GROUP ... SCHEDULE`` run by the CLI."""
+    schema, prefix = f"gs_{uuid.uuid4().hex[:8]}", f"g{uuid.uuid4().hex[:8]}"
+    group = Group(d, schema, prefix, f"{prefix}@{DST}", group_dag_id(f"{prefix}@{DST}"))
+    d.source.run(
+        f"CREATE SCHEMA {d.source.q(schema)}",
+        f"CREATE TABLE {group.source('parent')} (id int PRIMARY KEY, v varchar(40))",
+        f"CREATE TABLE {group.source('child')} (id int PRIMARY KEY, parent_id int NOT NULL "
+        f"REFERENCES {group.source('parent')} (id), v varchar(40))",
+        f"INSERT INTO {group.source('parent')} VALUES (1, 'one'), (2, 'two')",
+        f"INSERT INTO {group.source('child')} VALUES (10, 1, 'a'), (20, 2, 'b')",
+    )
+    d.sql(f"CREATE SNAPSHOT GROUP {group.name} FROM SCHEMA {schema}@{SRC} SCHEDULE '{HOURLY}'")
+    return group
