@@ -1,6 +1,7 @@
-"""A snapshot group on the deployment of tests/integration/airflow/test_airflow_uses.py: a source schema
-of two tables (``parent`` and ``child``, a foreign key between them) made a group through the CLI, with
-an hourly schedule, and what its scenarios read of it."""
+"""Snapshot groups for the Airflow tests: on the deployment of tests/integration/airflow/test_airflow_uses.py
+a source schema of two tables (``parent`` and ``child``, a foreign key between them) made a group
+through the CLI, with an hourly schedule, and what its scenarios read of it; for the Replication page's
+test a group written with the catalog's own methods (:func:`recorded_group`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from snaprepl.catalog.records import HistoryRecord
+from snaprepl.catalog.records import GroupRecord, HistoryRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.store import Catalog
 from snaprepl.common.dag_names import group_dag_id
 from tests.support.airflow_uses import DST, HOURLY, SRC, Deployment
 
@@ -77,3 +79,19 @@ def create_group(d: Deployment) -> Group:
     )
     d.sql(f"CREATE SNAPSHOT GROUP {group.name} FROM SCHEMA {schema}@{SRC} SCHEDULE '{HOURLY}'")
     return group
+
+
+def recorded_group(catalog: Catalog, src: str, dst: str) -> tuple[str, list[str]]:
+    """A snapshot group of two members (catalog records only: their queries are not real), at one point,
+    whose members lagged 30 s and 20 min at the end of their last runs (the group's lag: 20 min)."""
+    name = f"grp{uuid.uuid4().hex[:6]}@{dst}"
+    catalog.add_group(GroupRecord(name, dst, "main", src, "sales", utcnow()), AssertionError("exists"))
+    members = [f"main.{t}_{name.split('@', maxsplit=1)[0]}@{dst}" for t in ("orders", "lines")]
+    for member, lag in zip(members, (30.0, 1200.0), strict=True):
+        table = member[5:].split("@", maxsplit=1)[0]
+        record = SnapshotRecord(member, "SELECT 1 AS x", src, dst, "main", table, utcnow(), sn_is_incremental=1)
+        catalog.add_snapshot(record, AssertionError("exists"), name)
+        ended = utcnow()
+        catalog.record_run(HistoryRecord(member, "incremental", ended, ended, "ok", rh_lag_seconds=lag))
+    catalog.record_group_point(name, {src: utcnow()})
+    return name, members

@@ -19,7 +19,13 @@ from sqlalchemy import func, select
 
 from snaprepl.catalog.records import HistoryRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
+from snaprepl.common.dag_names import (
+    group_dag_id,
+    publication_dag_id,
+    publication_verify_dag_id,
+    snapshot_dag_id,
+    verify_dag_id,
+)
 from snaprepl.publications.outcome import DECISIONS
 from snaprepl.reporting.status import collect_status
 from snaprepl.settings import Settings
@@ -212,17 +218,20 @@ def conflicts_page(user_dags: set[str], filters: dict[str, Any], offset: int, li
     }
 
 
-def _dag_of(run: HistoryRecord, snapshots: set[str]) -> str:
+def _dag_of(run: HistoryRecord, snapshots: set[str], grouped: dict[str, str]) -> str:
+    """The DAG that runs the copy: a snapshot's, its group's for a member, or a publication's."""
+    if run.rh_copy in grouped:
+        return group_dag_id(grouped[run.rh_copy])
     return snapshot_dag_id(run.rh_copy) if run.rh_copy in snapshots else publication_dag_id(run.rh_copy)
 
 
 def history(user_dags: set[str], days: int, limit: int = 2000) -> dict[str, Any]:
     """Runs of the last ``days`` days of the copies the user may read, oldest first, per copy."""
     catalog, _ = open_catalog()
-    snapshots = {s.sn_name for s in catalog.snapshots()}
+    snapshots, grouped = {s.sn_name for s in catalog.snapshots()}, catalog.grouped_snapshots()
     since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
     series: dict[str, list[dict[str, Any]]] = {}
     for run in reversed(catalog.history(since=since, limit=limit)):
-        if _dag_of(run, snapshots) in user_dags:
+        if _dag_of(run, snapshots, grouped) in user_dags:
             series.setdefault(run.rh_copy, []).append(run.to_json())
     return {"since": _iso(since), "copies": series}
