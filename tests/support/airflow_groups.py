@@ -5,6 +5,7 @@ test a group written with the catalog's own methods (:func:`recorded_group`)."""
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -77,7 +78,10 @@ def create_group(d: Deployment) -> Group:
         f"INSERT INTO {group.source('parent')} VALUES (1, 'one'), (2, 'two')",
         f"INSERT INTO {group.source('child')} VALUES (10, 1, 'a'), (20, 2, 'b')",
     )
-    d.sql(f"CREATE SNAPSHOT GROUP {group.name} FROM SCHEMA {schema}@{SRC} SCHEDULE '{HOURLY}'")
+    # Two logs and two first copies (a Spark job each): give a loaded machine time.
+    statement = f"CREATE SNAPSHOT GROUP {group.name} FROM SCHEMA {schema}@{SRC} SCHEDULE '{HOURLY}'"
+    done = d.cluster.run([sys.executable, "-m", "snaprepl", "sql", statement], timeout=900)
+    assert done.returncode == 0, f"snaprepl sql failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return group
 
 
