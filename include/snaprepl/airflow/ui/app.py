@@ -32,8 +32,8 @@ from snaprepl.airflow.ui import data
 from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
 from snaprepl.airflow.ui.csrf import forbid_cross_site
 from snaprepl.airflow.ui.trigger import trigger_dag
-from snaprepl.catalog.store import Catalog
 from snaprepl.common.dag_names import (
+    GROUP_PREFIX,
     group_dag_id,
     publication_dag_id,
     publication_verify_dag_id,
@@ -124,11 +124,11 @@ async def refresh(name: str, request: Request, user: CurrentUser, complete: bool
     group's member's is its group's DAG (which refreshes every member)."""
 
     def start() -> dict[str, Any]:
-        catalog, _ = data.open_catalog()
-        dag_id = _dag_of(catalog, name)
-        if dag_id not in readable_dag_ids(user):
+        dag_id = _readable_dag_of(name, readable_dag_ids(user))
+        if dag_id is None:
             raise HTTPException(404, f"no snapshot {name}")
         require_trigger(user, dag_id)
+        catalog, _ = data.open_catalog()
         snapshot = catalog.snapshot(name)
         if snapshot is None:
             raise HTTPException(404, f"no snapshot {name}")
@@ -143,9 +143,9 @@ async def verify_snapshot(name: str, request: Request, user: CurrentUser) -> dic
     """Trigger the snapshot's verify DAG ("Verify")."""
 
     def start() -> dict[str, Any]:
-        catalog, _ = data.open_catalog()
-        if _dag_of(catalog, name) not in readable_dag_ids(user):
+        if _readable_dag_of(name, readable_dag_ids(user)) is None:
             raise HTTPException(404, f"no snapshot {name}")
+        catalog, _ = data.open_catalog()
         snapshot = catalog.snapshot(name)
         if snapshot is None:
             raise HTTPException(404, f"no snapshot {name}")
@@ -171,10 +171,17 @@ async def verify_publication(item: str, request: Request, user: CurrentUser) -> 
     return await run_in_threadpool(start)
 
 
-def _dag_of(catalog: Catalog, name: str) -> str:
-    """The DAG that refreshes snapshot ``name``: its own, or its group's."""
+def _readable_dag_of(name: str, readable: set[str]) -> str | None:
+    """The DAG that refreshes snapshot ``name``, its own or its group's, if the user may read it (the
+    catalog is asked only when the user may read a group's DAG)."""
+    own = snapshot_dag_id(name)
+    if own in readable:
+        return own
+    if not any(dag_id.startswith(GROUP_PREFIX) for dag_id in readable):
+        return None
+    catalog, _ = data.open_catalog()
     group = catalog.group_of(name)
-    return group_dag_id(group) if group else snapshot_dag_id(name)
+    return group_dag_id(group) if group and group_dag_id(group) in readable else None
 
 
 def _verify(request: Request, user: Any, dag_id: str, schedule: str | None, what: str) -> dict[str, Any]:
