@@ -10,7 +10,7 @@ import pytest
 
 from snaprepl.airflow.dag_factory import build_dags, unbuildable_records
 from snaprepl.airflow.watchdog import WATCHDOG_DAG
-from snaprepl.catalog.records import PublicationRecord, SubscriptionRecord
+from snaprepl.catalog.records import GroupRecord, PublicationRecord, SubscriptionRecord
 from snaprepl.common.dag_names import (
     LOG_PURGE_DAG,
     RPLOG_PURGE_DAG,
@@ -337,3 +337,7 @@ def test_a_group_gets_one_dag_and_its_members_none_of_their_own() -> None:
     assert task.max_active_tis_per_dag == 1
     assert dag.params["mode"] == "incremental" and "nonincremental" in dag.params.get_param("mode").schema["enum"]
     assert "every member" in dag.doc_md and "`main.lines@dst`" in dag.doc_md
+    # While CREATE SNAPSHOT GROUP makes the members, neither the group nor they have a DAG.
+    creating = replace(group("sales@dst"), sg_last_status=GroupRecord.CREATING)
+    catalog = FakeCatalog([snapshot(m) for m in members], groups={creating: members})
+    assert set(build_dags(catalog=catalog, settings=Settings())) == {WATCHDOG_DAG}

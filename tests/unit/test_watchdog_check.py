@@ -10,10 +10,10 @@ import pytest
 
 from snaprepl.catalog.records import HistoryRecord
 from snaprepl.catalog.watchdog import Condition, Watched
-from snaprepl.common.dag_names import snapshot_dag_id
+from snaprepl.common.dag_names import group_dag_id, snapshot_dag_id
 from snaprepl.ops import watchdog
 from snaprepl.settings import Settings
-from tests.support.dag_factory_fakes import NOW, FakeCatalog, snapshot
+from tests.support.dag_factory_fakes import NOW, FakeCatalog, group, snapshot
 
 
 class WatchedCatalog(FakeCatalog):
@@ -63,3 +63,33 @@ def test_conditions_alert_once_when_they_start_and_once_when_they_clear(monkeypa
         "stale"
     ]
     assert any("paused cleared" in line for line in sent[-1]) and any(": stale: " in line for line in sent[-1])
+
+
+def test_a_lagging_group_alerts_once_for_the_group_not_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group's lag is its members' largest at the end of their last runs; over ``lag_alert_minutes``
+    it is one condition of the group (its members' own lags are not alerted), started and cleared once;
+    a group's paused DAG is the group's condition too."""
+    sent: list[list[str]] = []
+    monkeypatch.setattr(watchdog, "notify_alerts", lambda settings, alerts: sent.append(alerts))
+    members = ["main.orders@dst", "main.lines@dst"]
+    catalog = WatchedCatalog(
+        [snapshot(m, sn_last_status="succeeded", sn_last_refresh_at=NOW) for m in members],
+        groups={group("sales@dst"): members},
+    )
+
+    def ran(lags: list[float]) -> None:
+        for member, lag in zip(members, lags, strict=True):
+            catalog.runs[(member, None)] = HistoryRecord(
+                rh_copy=member, rh_kind="incremental", rh_started=NOW, rh_ended=NOW, rh_outcome="ok", rh_lag_seconds=lag
+            )
+
+    settings, dag = Settings(lag_alert_minutes=10), group_dag_id("sales@dst")
+    check = lambda paused: watchdog.check(catalog, settings, paused=paused, now=NOW + timedelta(minutes=1))  # type: ignore[arg-type]  # noqa: E731
+    ran([30.0, 1200.0])
+    first, again = check({dag}), check({dag})
+    assert sorted((c.condition, c.copy) for c in first.started) == [("lag", "sales@dst"), ("paused", "sales@dst")]
+    assert "lag 20.0 min" in sent[0][0] and again.started == [] and sent[1] == []
+    ran([0.0, 0.0])
+    cleared = check(set())
+    assert sorted(c.key for c in cleared.cleared) == ["lag:sales@dst", "paused:sales@dst"] and cleared.started == []
+    assert len(sent[2]) == 2 and all("cleared" in line for line in sent[2])

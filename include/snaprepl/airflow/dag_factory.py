@@ -276,8 +276,11 @@ def watchdog_dag(settings: Settings) -> DAG:
 
 def _recipes(catalog: Catalog, settings: Settings) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
     """(DAG id, record, builder) of every DAG the catalog asks for; nothing is built yet."""
-    grouped = catalog.grouped_snapshots()  # a group's members are refreshed by the group's DAG only
-    for record in catalog.snapshots():
+    records = catalog.snapshots()
+    # A group's members are refreshed by the group's DAG only. Read after the snapshots: a member is
+    # registered with its membership in one transaction, so every member read above is in it.
+    grouped = catalog.grouped_snapshots()
+    for record in records:
         if record.sn_name not in grouped:
             yield (
                 snapshot_dag_id(record.sn_name),
@@ -315,6 +318,8 @@ def _group_recipes(
 ) -> Iterator[tuple[str, str, Callable[[], DAG | None]]]:
     records = {s.sn_name: s for s in catalog.snapshots() if s.sn_name in grouped}
     for group in catalog.groups():
+        if group.creating:  # CREATE SNAPSHOT GROUP is making its members: no run before it is done
+            continue
         members = sorted(n for n, g in grouped.items() if g == group.sg_name)
         outlets = [snapshot_asset(records[m]) for m in members if m in records]
         args = task_args(settings, group.sg_source_conn)

@@ -16,7 +16,7 @@ from airflow.sdk import DAG, Asset, BaseOperator, Context, Param
 from airflow.sdk.exceptions import AirflowFailException, AirflowRescheduleException
 
 from snaprepl.airflow.dag_common import TAG, snaprepl_dag, timetable
-from snaprepl.airflow.metrics import refresh_metrics
+from snaprepl.airflow.metrics import group_metrics
 from snaprepl.airflow.operators import drop_in_background, failing_fast, lease_busy
 from snaprepl.airflow.runs import INCREMENTAL, NONINCREMENTAL, backfill_id, is_backfill, resolve_mode
 from snaprepl.catalog import backfills
@@ -74,8 +74,7 @@ class SnapshotGroupOperator(BaseOperator):
             run_id=uuid.uuid4().hex,
         )
         self.log.info("%s", result)
-        for outcome in result.outcomes:
-            refresh_metrics(outcome.to_dict())
+        group_metrics(self.group, [o.to_dict() for o in result.outcomes])
         if backfill is not None:
             dag_run = context["dag_run"]
             backfills.record(catalog, backfill, self.group, dag_run.dag_id, dag_run.run_id)

@@ -13,8 +13,10 @@ metric name (dots written ``__``; plain StatsD drops tags)::
     snaprepl.sync.duration / .rows            timing, counter  one pull, push or initial load
     snaprepl.sync.conflicts                   counter        conflicts a pull met
     snaprepl.verify.differences               gauge          differences a verify found (0: equal)
+    snaprepl.group.lag_seconds                gauge          a snapshot group's lag after its run: its members' largest
 
-A sync step's copy is ``<publication>:<server>``.
+A sync step's copy is ``<publication>:<server>``; a snapshot group's is the group (``g@dst``), and each
+of its members sends the refresh metrics too.
 """
 
 from __future__ import annotations
@@ -76,6 +78,18 @@ def refresh_metrics(outcome: dict[str, Any]) -> None:
     rows = sum(int(outcome.get(k) or 0) for k in ("rows_copied", "rows_upserted", "rows_deleted"))
     _send("incr", "snaprepl.refresh.rows", rows, copy, tags)
     _measured(outcome, copy, "refresh")
+
+
+def group_metrics(group: str, outcomes: Iterable[dict[str, Any]]) -> None:
+    """The metrics of a snapshot group's run: each member's refresh metrics, and the group's lag (the
+    largest of its members' lags after the group's incremental pass, when measured)."""
+    lags = []
+    for outcome in outcomes:
+        refresh_metrics(outcome)
+        if outcome.get("kind") == "incremental" and outcome.get("lag_seconds") is not None:
+            lags.append(float(outcome["lag_seconds"]))
+    if lags:
+        _send("gauge", "snaprepl.group.lag_seconds", max(lags), group)
 
 
 def sync_metrics(item: str, outcomes: Iterable[dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ from airflow.sdk import DAG, task
 from airflow.sdk.observability.stats import Stats
 
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import group_dag_id, publication_dag_id, snapshot_dag_id
 from snaprepl.connections.lookup import ConnectionInfo, get_connection
 from snaprepl.errors import ConnectionNotFound
 from snaprepl.ops.watchdog import CONDITIONS, check
@@ -64,8 +64,11 @@ def add_tasks(dag: DAG, settings: Settings) -> DAG:
 
 
 def watched_dag_ids(catalog: Catalog) -> list[str]:
-    """The DAGs whose pause the watchdog reports: every snapshot's, every loaded publication's."""
-    ids = [snapshot_dag_id(s.sn_name) for s in catalog.snapshots()]
+    """The DAGs whose pause the watchdog reports: every snapshot's (a group's member has none: its
+    group's), every loaded publication's."""
+    grouped = catalog.grouped_snapshots()
+    ids = [snapshot_dag_id(s.sn_name) for s in catalog.snapshots() if s.sn_name not in grouped]
+    ids += [group_dag_id(g.sg_name) for g in catalog.groups()]
     for publication in catalog.publications():
         if any(s.ss_init_state == "done" for s in catalog.subscriptions(publication.sp_item)):
             ids.append(publication_dag_id(publication.sp_item))

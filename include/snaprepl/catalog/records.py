@@ -262,6 +262,15 @@ class GroupRecord(Record):
     sg_last_error: str | None = None
     sg_skipped: str | None = None
 
+    #: SG_LAST_STATUS while ``CREATE SNAPSHOT GROUP`` makes the members: the group gets no DAG yet, so
+    #: no run refreshes a half-made group (nor takes a member's lease from the statement's own first
+    #: pass). A statement that was interrupted leaves it; ``UPDATE SNAPSHOT GROUP`` ends it.
+    CREATING: ClassVar[str] = "creating"
+
+    @property
+    def creating(self) -> bool:
+        return self.sg_last_status == self.CREATING
+
     @property
     def exclude(self) -> list[str]:
         return json.loads(self.sg_exclude) if self.sg_exclude else []

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,6 +86,13 @@ def log_backlog(record: LogRecord | None, since: datetime | None, not_from: str 
         return Backlog(0.0, 0)
     applied = since or dialect.snaptime_value(oldest)
     return Backlog(max(0.0, (now - applied).total_seconds()) if applied else None, int(rows))
+
+
+def group_lag(runs: Iterable[HistoryRecord]) -> float | None:
+    """A snapshot group's lag from its members' runs (the last of each, or those of one pass): the
+    largest of their lags, as a snapshot's is measured at the end of its run (None: none measured)."""
+    lags = [r.rh_lag_seconds for r in runs if r.rh_lag_seconds is not None]
+    return max(lags) if lags else None
 
 
 def snapshot_backlog(catalog: Catalog, name: str) -> Backlog:

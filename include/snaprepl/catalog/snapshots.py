@@ -7,11 +7,12 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
 
 from snaprepl.catalog import models as m
 from snaprepl.catalog.base import CatalogDatabase, column_values
 from snaprepl.catalog.bulk_rows import insert_rows
-from snaprepl.catalog.records import SnapshotRecord
+from snaprepl.catalog.records import GroupMemberRecord, SnapshotRecord, utcnow
 from snaprepl.errors import SnapreplError
 
 
@@ -34,8 +35,19 @@ class Snapshots(CatalogDatabase):
     def snapshots_of_log(self, source_key: str) -> list[SnapshotRecord]:
         return self._all(SnapshotRecord, m.SYS_SNAPSHOT.c.SN_SOURCE_TABLE == source_key)
 
-    def add_snapshot(self, record: SnapshotRecord, duplicate: SnapreplError) -> None:
-        self._insert(record, duplicate)
+    def add_snapshot(self, record: SnapshotRecord, duplicate: SnapreplError, group: str | None = None) -> None:
+        """Register ``record``; with ``group``, as a member of that snapshot group in the same transaction
+        (a DAG parse in between would give the member a DAG of its own)."""
+        if group is None:
+            self._insert(record, duplicate)
+            return
+        try:
+            with self.begin() as conn:
+                conn.execute(sa.insert(record.table).values(**record.to_values()))
+                member = GroupMemberRecord(record.sn_name, group, utcnow())
+                conn.execute(sa.insert(member.table).values(**member.to_values()))
+        except IntegrityError:
+            raise duplicate from None
 
     def update_snapshot(self, name: str, **values: Any) -> None:
         """Set columns of one snapshot; keyword names are the record's field names."""

@@ -90,7 +90,7 @@ def add_member(
         existing = catalog.snapshot(name)
         if existing is None:
             name = create_incremental_snapshot(
-                dest, source, catalog=catalog, settings=settings, refresher=refresher
+                dest, source, catalog=catalog, settings=settings, refresher=refresher, group=group.sg_name
             ).record.sn_name
         elif existing.sn_source_table != info.table.key or not existing.incremental:
             return f"destination {name} is already a snapshot of something else"

@@ -22,6 +22,7 @@ from snaprepl.ops.snapshots import Refresher
 from snaprepl.refresh.group import refresh_group
 from snaprepl.refresh.model import COMPLETE, RefreshOutcome, RefreshRequest
 from snaprepl.settings import Settings
+from snaprepl.submit.alerts import group_alerting
 from snaprepl.submit.refresh import submit_refresh
 
 
@@ -52,13 +53,28 @@ def update_group(
     refresher: Refresher = submit_refresh,
     run_id: str | None = None,
 ) -> RefreshedGroup:
-    """Refresh every member of the group (completely with ``nonincremental``), parents first.
+    """Refresh every member of the group (completely with ``nonincremental``), parents first; a failure
+    or a lag over ``lag_alert_minutes`` is alerted once for the group (:func:`group_alerting`).
 
     :param fallback_complete: a member that needs a complete refresh (its log bypassed or purged) is read
         in full at the group's point, in the group's transaction, instead of failing the group.
     """
     group = find_group(catalog, name)
     catalog.update_group(group.sg_name, sg_last_status="running", sg_last_error=None)
+    with group_alerting(catalog, settings, group.sg_name):
+        return _update(group, (nonincremental, fallback_complete), catalog, settings, refresher, run_id)
+
+
+def _update(
+    group: GroupRecord,
+    modes: tuple[bool, bool],
+    catalog: Catalog,
+    settings: Settings,
+    refresher: Refresher,
+    run_id: str | None,
+) -> RefreshedGroup:
+    """:param modes: (nonincremental, fallback_complete), as :func:`update_group` takes them."""
+    nonincremental, fallback_complete = modes
     try:
         joined, not_joined, order = _follow_schema(group, catalog, settings, refresher)
         members = _ordered_members(catalog, group, order)

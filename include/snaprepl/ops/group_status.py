@@ -7,18 +7,22 @@ from datetime import datetime
 from typing import Any
 
 from snaprepl.catalog.records import utcnow
+from snaprepl.catalog.run_history import group_lag
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.dag_names import group_dag_id
 
 
 def group_entries(catalog: Catalog, now: datetime | None = None) -> list[dict[str, Any]]:
-    """One entry per group, as plain data. ``lag_seconds``: now minus the oldest point (the sources'
-    clocks are taken to agree with this one), None before the first group refresh."""
+    """One entry per group, as plain data. ``lag_seconds``: the group's lag, the largest of its members'
+    lags at the end of their last runs (as a snapshot's: 0 when its log held nothing more; None before
+    any was measured), which ``lag_alert_minutes`` watches; ``point_age_seconds``: now minus the oldest
+    point (the sources' clocks are taken to agree with this one), None before the first group refresh."""
     now = now or utcnow()
-    grouped = catalog.grouped_snapshots()
+    grouped, runs = catalog.grouped_snapshots(), catalog.last_runs()
     entries = []
     for group in catalog.groups():
         points = group.points
+        members = sorted(name for name, g in grouped.items() if g == group.sg_name)
         entries.append(
             {
                 "name": group.sg_name,
@@ -27,9 +31,10 @@ def group_entries(catalog: Catalog, now: datetime | None = None) -> list[dict[st
                 "schedule": group.sg_schedule,
                 "include_new_tables": bool(group.sg_include_new),
                 "exclude": group.exclude,
-                "members": sorted(name for name, g in grouped.items() if g == group.sg_name),
+                "members": members,
                 "points": {conn: mark.isoformat() + "Z" for conn, mark in sorted(points.items())},
-                "lag_seconds": max(0.0, (now - min(points.values())).total_seconds()) if points else None,
+                "lag_seconds": group_lag(runs[(m, None)] for m in members if (m, None) in runs),
+                "point_age_seconds": max(0.0, (now - min(points.values())).total_seconds()) if points else None,
                 "last_refresh_at": group.sg_last_refresh_at.isoformat() + "Z" if group.sg_last_refresh_at else None,
                 "last_status": group.sg_last_status,
                 "last_error": group.sg_last_error,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from snaprepl.catalog.lookup import executable_database, find_snapshot
 from snaprepl.catalog.records import GroupRecord, utcnow
+from snaprepl.catalog.run_history import clean_error
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.schedules import validate_schedule
 from snaprepl.common.table_names import Ident, TableRef
@@ -103,10 +104,23 @@ def create_group(
     catalog.update_group(record.sg_name, sg_skipped=json.dumps(skipped, sort_keys=True) if skipped else None)
     members = [f"{record.sg_dest_schema}.{t}@{record.sg_dest_conn}" for t in dependency_order(tables, edges)]
     members = [m for m in members if m in set(catalog.group_members(record.sg_name))]
-    if members:  # each member was filled at its own moment: one incremental pass brings all to one point
-        request = RefreshRequest.configured(record.sg_name, settings)
-        catalog.record_group_point(record.sg_name, refresh_group(catalog, members, request).points)
+    _first_point(record, members, catalog, settings)
     return CreatedGroup(catalog.group(record.sg_name) or record, members, skipped)
+
+
+def _first_point(record: GroupRecord, members: list[str], catalog: Catalog, settings: Settings) -> None:
+    """Each member was filled at its own moment: one incremental pass brings all to one point. Its end
+    (or failure) ends the group's ``creating`` state: its DAG appears (:attr:`GroupRecord.CREATING`)."""
+    if not members:
+        catalog.update_group(record.sg_name, sg_last_status=None)
+        return
+    request = RefreshRequest.configured(record.sg_name, settings)
+    try:
+        catalog.record_group_point(record.sg_name, refresh_group(catalog, members, request).points)
+    except BaseException as err:
+        why = clean_error(err) if isinstance(err, Exception) else type(err).__name__
+        catalog.update_group(record.sg_name, sg_last_status="failed", sg_last_error=why)
+        raise
 
 
 def _new_record(
@@ -134,6 +148,7 @@ def _new_record(
         sg_include_new=int(include_new),
         sg_exclude=json.dumps(parse_patterns(exclude)) if exclude else None,
         sg_schedule=schedule,
+        sg_last_status=GroupRecord.CREATING,  # no DAG until its members are made
     )
 
 

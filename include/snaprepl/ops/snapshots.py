@@ -76,6 +76,7 @@ def _register_and_fill(
     catalog: Catalog,
     settings: Settings,
     refresher: Refresher,
+    group: str | None = None,
 ) -> CreatedSnapshot:
     if catalog.snapshot(record.sn_name) is not None:
         raise SnapshotExists(
@@ -87,7 +88,7 @@ def _register_and_fill(
         with dest.database.session() as session:
             session.execute(create_sql)
     try:
-        catalog.add_snapshot(record, SnapshotExists(f"snapshot {record.sn_name} already exists"))
+        catalog.add_snapshot(record, SnapshotExists(f"snapshot {record.sn_name} already exists"), group)
     except BaseException:
         if create_sql:
             drop_table(dest.database, dest.table)
@@ -198,12 +199,14 @@ def create_incremental_snapshot(
     settings: Settings,
     refresher: Refresher = submit_refresh,
     use_existing: bool = False,
+    group: str | None = None,
 ) -> CreatedSnapshot:
     """``CREATE SNAPSHOT dest FROM source ['cols'] [WHERE 'condition']``.
 
     The snapshot's query is ``SELECT <source key>, <cols or every column> FROM source [WHERE condition]``;
     it needs a snapshot log on ``source``. An existing ``dest`` must have those columns and the source's
     key as primary key; a missing one is created like the source (types mapped to its dialect).
+    ``group``: the snapshot group it joins, registered with it (it never gets a DAG of its own).
     """
     catalog.ensure_ready()
     schedule = validate_schedule(schedule)
@@ -239,8 +242,9 @@ def create_incremental_snapshot(
         sn_key_columns=json.dumps(key),
         sn_schedule=schedule,
     )
+    create_sql = target.create_sql(mapped, key)
     return _register_and_fill(
-        record, target, target.create_sql(mapped, key), catalog=catalog, settings=settings, refresher=refresher
+        record, target, create_sql, catalog=catalog, settings=settings, refresher=refresher, group=group
     )
 
 

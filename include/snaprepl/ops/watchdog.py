@@ -2,8 +2,9 @@
 end or not (lag alerts of :mod:`snaprepl.submit.alerts` come only when a run ends).
 
 Conditions, per copy: ``stale`` (no successful refresh, pull or push for the stale threshold, see
-:mod:`snaprepl.ops.staleness`), ``lag`` (its last run ended lagging over ``lag_alert_minutes``),
-``paused`` (its DAG is paused, as Airflow's REST API says), and per log ``backlog`` (more rows than
+:mod:`snaprepl.ops.staleness`), ``lag`` (its last run ended lagging over ``lag_alert_minutes``; a
+snapshot group's members lag as one: the group, by the largest of their lags), ``paused`` (its DAG
+is paused, as Airflow's REST API says; a group's DAG), and per log ``backlog`` (more rows than
 ``log_backlog_alert_rows``, or an oldest entry older than the stale threshold). Each condition is
 alerted once when it starts and once when it clears, through the notifier alerts go to; SYS_WATCHDOG
 keeps which ones hold. A condition that could not be checked this time (a source that does not
@@ -18,9 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from snaprepl.catalog.records import HistoryRecord, LogRecord, utcnow
+from snaprepl.catalog.run_history import group_lag
 from snaprepl.catalog.store import Catalog
 from snaprepl.catalog.watchdog import Condition
-from snaprepl.common.dag_names import publication_dag_id, snapshot_dag_id
+from snaprepl.common.dag_names import group_dag_id, publication_dag_id, snapshot_dag_id
 from snaprepl.database.sessions import Database
 from snaprepl.ops.staleness import (
     snapshot_is_stale,
@@ -82,15 +84,17 @@ def _on(c: Condition) -> str:
 def _conditions(
     catalog: Catalog, settings: Settings, paused: set[str], now: datetime, unknown: set[str]
 ) -> Iterator[Condition]:
-    runs = catalog.last_runs()
+    runs, grouped = catalog.last_runs(), catalog.grouped_snapshots()
     for snapshot in catalog.snapshots():
         name = snapshot.sn_name
         if snapshot_is_stale(catalog, snapshot, settings, now):
             since = snapshot_last_success(catalog, snapshot)
             yield Condition("stale", name, None, f"no successful refresh since {since:%Y-%m-%d %H:%M} UTC")
-        yield from _lag(runs.get((name, None)), name, None, settings)
+        if name not in grouped:  # a member's lag is its group's
+            yield from _lag(runs.get((name, None)), name, None, settings)
         if snapshot_dag_id(name) in paused:
             yield Condition("paused", name, None, f"DAG {snapshot_dag_id(name)} is paused: it refreshes nothing")
+    yield from _groups(catalog, runs, grouped, settings, paused)
     for publication in catalog.publications():
         item = publication.sp_item
         if publication_dag_id(item) in paused:
@@ -103,6 +107,27 @@ def _conditions(
             yield from _lag(runs.get((item, sub.ss_server)), item, sub.ss_server, settings)
     for record in catalog.logs():
         yield from _backlog(catalog, record, settings, unknown)
+
+
+def _groups(
+    catalog: Catalog,
+    runs: dict[tuple[str, str | None], HistoryRecord],
+    grouped: dict[str, str],
+    settings: Settings,
+    paused: set[str],
+) -> Iterator[Condition]:
+    """Per snapshot group: ``lag`` (the largest of its members' lags at the end of their last runs over
+    ``lag_alert_minutes``) and ``paused`` (its DAG: its members have none of their own)."""
+    limit = settings.lag_alert_minutes * 60
+    for group in catalog.groups():
+        members = [runs[(m, None)] for m, g in grouped.items() if g == group.sg_name and (m, None) in runs]
+        lag = group_lag(members)
+        if limit and lag is not None and lag > limit:
+            detail = f"lag {lag / 60:.1f} min at the end of its last refresh is over lag_alert_minutes = "
+            yield Condition("lag", group.sg_name, None, detail + f"{settings.lag_alert_minutes}")
+        if group_dag_id(group.sg_name) in paused:
+            dag = group_dag_id(group.sg_name)
+            yield Condition("paused", group.sg_name, None, f"DAG {dag} is paused: it refreshes none of its members")
 
 
 def _lag(run: HistoryRecord | None, copy: str, server: str | None, settings: Settings) -> Iterator[Condition]:

@@ -30,6 +30,7 @@ from snaprepl.catalog import models as m
 from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, snapshot_lock_name
 from snaprepl.common.dag_names import LOG_PURGE_DAG, RPLOG_PURGE_DAG, publication_dag_id, snapshot_dag_id
+from tests.support.airflow_groups import TABLES, Group, create_group
 from tests.support.airflow_uses import (
     CATALOG_PASSWORD,
     DST,
@@ -154,6 +155,68 @@ def test_odd_names_each_get_a_dag_and_a_bad_record_is_an_import_error_naming_it(
     assert d.cluster.import_errors() == []
 
 
+@pytest.fixture(scope="module")
+def group(deployment: Deployment) -> Group:
+    made = create_group(deployment)
+    deployment.cluster.wait_for_dag(made.dag_id)
+    return made
+
+
+def test_a_group_gets_one_dag_that_runs_on_schedule_and_when_triggered(group: Group) -> None:
+    """The group created by the CLI with an hourly schedule: one unpaused DAG (its members none), whose
+    run for the latest interval the scheduler makes at once (no catchup); a manual run brings every
+    member incrementally to one point of the source, in the run's history and the group's record."""
+    g, d = group, group.deployment
+    assert d.cluster.api("GET", f"/api/v2/dags/{g.dag_id}")["is_paused"] is False
+    for member in g.members:
+        with pytest.raises(AssertionError, match="HTTP 404"):
+            d.cluster.api("GET", f"/api/v2/dags/{snapshot_dag_id(member)}")
+    scheduled = g.wait_for_scheduled_run()
+    d.cluster.wait_for_run(g.dag_id, scheduled, timeout=300)
+    assert d.cluster.xcom(g.dag_id, scheduled, "refresh_group")["refreshes"] == len(TABLES)
+
+    d.source.run(
+        f"INSERT INTO {g.source('parent')} VALUES (3, 'three')",
+        f"INSERT INTO {g.source('child')} VALUES (30, 3, 'c')",
+        f"UPDATE {g.source('parent')} SET v = 'ONE' WHERE id = 1",
+        f"DELETE FROM {g.source('child')} WHERE id = 20",
+        f"DELETE FROM {g.source('parent')} WHERE id = 2",
+    )
+    manual = d.cluster.trigger(g.dag_id)
+    d.cluster.wait_for_run(g.dag_id, manual, timeout=300)
+    assert g.in_step() and g.dest_rows("parent") == [(1, "ONE"), (3, "three")]
+    ran = d.cluster.xcom(g.dag_id, manual, "refresh_group")
+    record = d.catalog.group(g.name)
+    assert record is not None and ran["points"] == {SRC: record.points[SRC].isoformat()}, (ran, record)
+    assert ran["refreshes"] == len(TABLES) and record.sg_last_status == "succeeded"
+    runs = g.runs_of(manual)
+    assert {m: [(r.rh_kind, r.rh_outcome) for r in rs] for m, rs in runs.items()} == {
+        m: [("incremental", "ok")] for m in g.members
+    }, runs
+
+
+def test_a_backfill_of_a_group_refreshes_every_member_completely_once(group: Group) -> None:
+    g, d = group, group.deployment
+    for table in TABLES:  # rows only the copies have: only a complete refresh removes them
+        stray = "(99, 'stray')" if table == "parent" else "(99, 1, 'stray')"
+        d.dest.run(f"INSERT INTO {d.dest.q(g.table(table))} VALUES {stray}")
+    d.source.run(f"INSERT INTO {g.source('parent')} VALUES (4, 'four')")
+    backfill = d.backfill(g.dag_id, "2024-06-01T00:00:00Z", "2024-06-01T01:00:00Z")
+    runs = sorted(r["dag_run_id"] for r in d.cluster.dag_runs(g.dag_id, "backfill"))
+    assert len(runs) == 2, runs
+    d.wait_for_runs(g.dag_id, runs)
+
+    results = {run: d.cluster.xcom(g.dag_id, run, "refresh_group") for run in runs}
+    [complete] = [run for run, r in results.items() if "already_done" not in r]
+    [other] = [run for run in runs if run != complete]
+    assert "already happened" in results[other]["already_done"], results
+    assert results[other]["backfill_id"] == str(backfill["id"])
+    assert g.in_step(), "the strays are gone and the new row is there"
+    kinds = {m: sorted(r.rh_kind for r in rs) for m, rs in g.runs_of(complete).items()}
+    assert kinds == {m: ["complete", "incremental"] for m in g.members}, kinds
+    assert all(not rs for rs in g.runs_of(other).values()), "the second run refreshed nothing"
+
+
 def test_a_backfill_a_manual_run_and_a_scheduled_run_at_once_wait_for_each_other(deployment: Deployment) -> None:
     d = deployment
     src = d.source.q(d.table)
@@ -187,7 +250,9 @@ def test_a_backfill_a_manual_run_and_a_scheduled_run_at_once_wait_for_each_other
             assert result["by_run"] == refreshed[0] and result["backfill_id"] == str(backfill["id"])
             assert "already happened" in d.cluster.task_log(d.dag_id, run)
     with d.catalog.begin() as conn:
-        recorded = conn.execute(sa.select(m.SYS_REPL_BACKFILL)).fetchall()
+        # (the group's backfill of this module records its own row)
+        recorded = conn.execute(sa.select(m.SYS_REPL_BACKFILL).where(m.SYS_REPL_BACKFILL.c.BF_TARGET == d.snapshot))
+        recorded = recorded.fetchall()
         leases = lease_log.history(conn, lease)
     assert [(r.BF_ID, r.BF_TARGET, r.BF_RUN_ID) for r in recorded] == [(str(backfill["id"]), d.snapshot, refreshed[0])]
     assert lease_log.overlaps(leases) == [], leases

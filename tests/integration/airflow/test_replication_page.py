@@ -36,8 +36,15 @@ from selenium.webdriver.support.ui import WebDriverWait
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.records import HistoryRecord, SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
+from snaprepl.common.dag_names import (
+    group_dag_id,
+    publication_dag_id,
+    publication_verify_dag_id,
+    snapshot_dag_id,
+    verify_dag_id,
+)
 from tests.support.airflow_cluster import REPO, AirflowCluster
+from tests.support.airflow_groups import recorded_group
 from tests.support.browser import chromium
 from tests.support.databases import PG_ADMIN, RealDatabase
 from tests.support.other_origin import SENT_PER_ORIGIN, forgery_pages, serve
@@ -58,6 +65,8 @@ class Site:
     hidden: str  # carol may not read its DAG
     item: str  # the publication
     conflict_id: int
+    group: str  # a snapshot group (catalog records: its DAG is real, its members' queries are not)
+    members: list[str]
 
     def token(self, user: str) -> str:
         return self.cluster.login(user, self.passwords[user])
@@ -195,10 +204,12 @@ def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_d
         _record_history(catalog, hidden, shift=1)
         catalog.update_snapshot(record.sn_name, sn_verify_schedule="@weekly")  # "Verify" needs a verify DAG
         catalog.update_publication(item, sp_verify_schedule="@weekly")
+        group, members = recorded_group(catalog, SRC, DST)
         dag_ids = [snapshot_dag_id(record.sn_name), snapshot_dag_id(hidden), publication_dag_id(item)]
+        dag_ids.append(group_dag_id(group))
         for dag_id in [*dag_ids, verify_dag_id(record.sn_name), publication_verify_dag_id(item)]:
             cluster.wait_for_dag(dag_id)
-        yield Site(cluster, catalog, passwords, record.sn_name, hidden, item, conflict_id)
+        yield Site(cluster, catalog, passwords, record.sn_name, hidden, item, conflict_id, group, members)
     finally:
         catalog.dispose()
         cluster.stop()
@@ -225,9 +236,11 @@ def test_every_endpoint_wants_a_logged_in_airflow_user(site: Site) -> None:
 
 def test_a_user_sees_only_the_copies_whose_dags_they_may_read(site: Site) -> None:
     everything = {s["name"] for s in site.overview("admin")["snapshots"]}
-    assert everything == {s.sn_name for s in site.catalog.snapshots()} == {site.snapshot, site.hidden}
+    assert everything == {s.sn_name for s in site.catalog.snapshots()} == {site.snapshot, site.hidden, *site.members}
     carol = site.overview("carol")
-    assert {s["name"] for s in carol["snapshots"]} == {site.snapshot}
+    assert {s["name"] for s in carol["snapshots"]} == {site.snapshot, *site.members}
+    [group] = carol["groups"]  # its DAG is one she may read
+    assert group["name"] == site.group and sorted(group["members"]) == sorted(site.members)
     # Airflow's own API hides the DAG from her too: the page asks the same auth manager.
     status, _ = site.call("GET", f"/api/v2/dags/{snapshot_dag_id(site.hidden)}", site.token("carol"))
     assert status == 403
@@ -239,7 +252,8 @@ def test_a_user_sees_only_the_copies_whose_dags_they_may_read(site: Site) -> Non
         status, history = site.call("GET", f"{PAGE}/api/history", site.token(user))
         assert status == 200 and isinstance(history, dict)
         assert site.snapshot in history["copies"] and (site.hidden in history["copies"]) is sees_hidden, user
-    [snapshot] = carol["snapshots"]
+        assert set(site.members) <= set(history["copies"]), "a member's runs are its group DAG's"
+    [snapshot] = [s for s in carol["snapshots"] if s["name"] == site.snapshot]
     assert snapshot["can_trigger"] is True and snapshot["lag_seconds"] == 5.0
     # The logs of what she sees, with who reads them and what holds their purge (issue 22, item 5).
     logs = {log["source"]: log for log in carol["snapshot_logs"]}
@@ -261,6 +275,9 @@ def test_a_viewer_cannot_trigger(site: Site) -> None:
     status, body = site.call("POST", f"{PAGE}/api/snapshots/{name}/verify", site.token("viewer"))
     assert status == 403 and "may not trigger" in str(body), body
     assert snapshot["can_verify"] is False and site.manual_runs(verify_dag_id(site.snapshot)) == []
+    # A group's member is refreshed by its group's DAG: the route finds that one (a viewer may not run it).
+    status, body = site.call("POST", f"{PAGE}/api/snapshots/{site.members[0]}/refresh", site.token("viewer"))
+    assert status == 403 and group_dag_id(site.group) in str(body), body
 
 
 def test_the_ledger_pages_and_filters(site: Site) -> None:
@@ -351,6 +368,11 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
     wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
     snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").click()
     wait.until(lambda d: verify_dag_id(site.snapshot) in d.find_element(By.ID, "message").text)
+    group_row = driver.find_element(By.CSS_SELECTOR, f"#groups tr[data-group='{site.group}']")
+    shown = [m.get_attribute("data-member") for m in group_row.find_elements(By.CSS_SELECTOR, "[data-member]")]
+    assert sorted(shown) == sorted(site.members), shown
+    assert group_row.find_element(By.CSS_SELECTOR, "[data-field=lag]").text == "20.0 min", "its members' largest"
+    assert group_row.find_element(By.CSS_SELECTOR, "[data-field=point]").text.startswith(f"{SRC}: ")
     log_row = driver.find_element(By.CSS_SELECTOR, f"#logs tr[data-log='{site.item}']")
     assert log_row.find_element(By.CSS_SELECTOR, "[data-field=rows]").text.isdigit(), "its rows, counted"
     row = driver.find_element(By.CSS_SELECTOR, f"#subscriptions tr[data-publication='{site.item}']")

@@ -137,3 +137,47 @@ def test_alerts_go_to_the_notifier_on_failure_and_on_lag_over_the_threshold_only
     with pytest.raises(RefreshFailed), alerting(catalog, by_email, copy, "refresh of it"):
         raise RefreshFailed("the job died: postgresql://u:pw@h/db")  # died before recording
     assert "refresh of it failed: the job died: postgresql://u:***@h/db" in bodies()[2][1]
+
+
+def test_a_group_pass_alerts_once_for_the_group_on_lag_and_on_failure(
+    catalog: Any, settings: Any, smtp_server: Inbox
+) -> None:
+    """Its members' runs of one pass: the group's lag is their largest, told once; a failure recorded by
+    every member is told once, as the group's."""
+    from snaprepl.catalog import run_history
+    from snaprepl.catalog.records import GroupRecord, HistoryRecord, SnapshotRecord, utcnow
+    from snaprepl.errors import RefreshFailed
+    from snaprepl.submit.alerts import group_alerting
+
+    group = f"alerted{os.getpid()}x{id(smtp_server)}@nowhere"
+    catalog.add_group(
+        GroupRecord(group, "nowhere", "main", "src", "public", utcnow(), sg_last_status=None), AssertionError
+    )
+    members = [f"main.{t}_{group}" for t in ("orders", "lines")]
+    for member in members:
+        record = SnapshotRecord(member, "SELECT 1", "src", "nowhere", "main", member, utcnow(), sn_is_incremental=1)
+        catalog.add_snapshot(record, AssertionError("exists"), group)
+    by_email = dataclasses.replace(
+        settings, conflict_notifier="email", conflict_email_to="ops@example.com", smtp_conn_id="test_smtp",
+        lag_alert_minutes=10,
+    )  # fmt: skip
+
+    def ran(outcome: str, lags: list[float | None], error: str | None = None) -> None:
+        for member, lag in zip(members, lags, strict=True):
+            now = utcnow()
+            run = HistoryRecord(member, "incremental", now, now, outcome, rh_lag_seconds=lag, rh_backlog=3)
+            run_history.record(catalog, dataclasses.replace(run, rh_error=error))
+
+    with group_alerting(catalog, by_email, group):
+        ran("ok", [60.0, 120.0])
+    assert smtp_server.messages == []
+    with group_alerting(catalog, by_email, group):
+        ran("ok", [60.0, 900.0])
+    with pytest.raises(RefreshFailed), group_alerting(catalog, by_email, group):
+        ran("failed", [None, None], "group refresh failed: boom")
+        raise RefreshFailed("group refresh failed: boom")
+    texts = [email.message_from_bytes(m.content, policy=email.policy.default) for m in smtp_server.messages]
+    bodies = [m.get_body(("html", "plain")).get_content() for m in texts]
+    assert len(bodies) == 2, bodies
+    assert f"snapshot group {group}: lag 15.0 min" in bodies[0] and "6 log rows pending" in bodies[0]
+    assert f"refresh of snapshot group {group} failed" in bodies[1] and bodies[1].count("boom") == 1

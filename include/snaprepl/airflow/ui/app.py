@@ -5,11 +5,12 @@ Airflow token) and returns only what the user's DAG rights allow: snapshots and 
 DAG they may read, and a trigger only on a DAG they may run.
 
 - ``GET /`` the page, ``GET /static/{name}`` its script, styles and chart library;
-- ``GET /api/overview`` snapshots, logs, publications and subscriptions, conflict counts;
+- ``GET /api/overview`` snapshots, snapshot groups, logs, publications and subscriptions, conflict counts;
 - ``GET /api/conflicts`` one page of the conflict ledger (filters: item, type, decision);
 - ``GET /api/history`` the run history, per copy, for the charts;
 - ``POST /api/snapshots/{name}/refresh`` "Refresh now" (``complete=false``) or "Complete refresh";
-  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``;
+  ``name`` is a path parameter: a snapshot named ``main."a/b"@dst`` arrives as ``main.a/b@dst``; a
+  snapshot group's member is refreshed by a run of its group's DAG;
 - ``POST /api/snapshots/{name}/verify`` and ``POST /api/publications/{item}/verify`` "Verify": a run
   of the copy's verify DAG (there is one when the copy has a verify schedule).
 
@@ -31,7 +32,14 @@ from snaprepl.airflow.ui import data
 from snaprepl.airflow.ui.access import CurrentUser, readable_dag_ids, require_trigger, triggerable, user_token
 from snaprepl.airflow.ui.csrf import forbid_cross_site
 from snaprepl.airflow.ui.trigger import trigger_dag
-from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
+from snaprepl.common.dag_names import (
+    GROUP_PREFIX,
+    group_dag_id,
+    publication_dag_id,
+    publication_verify_dag_id,
+    snapshot_dag_id,
+    verify_dag_id,
+)
 
 URL_PREFIX = "/snaprepl"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -112,11 +120,12 @@ async def history(user: CurrentUser, days: int = Query(7, ge=1, le=366)) -> dict
 
 @app.post("/api/snapshots/{name:path}/refresh")
 async def refresh(name: str, request: Request, user: CurrentUser, complete: bool = False) -> dict[str, Any]:
-    """Trigger the snapshot's DAG: incremental ("Refresh now") or complete ("Complete refresh")."""
-    dag_id = snapshot_dag_id(name)
+    """Trigger the snapshot's DAG: incremental ("Refresh now") or complete ("Complete refresh"); a
+    group's member's is its group's DAG (which refreshes every member)."""
 
     def start() -> dict[str, Any]:
-        if dag_id not in readable_dag_ids(user):
+        dag_id = _readable_dag_of(name, readable_dag_ids(user))
+        if dag_id is None:
             raise HTTPException(404, f"no snapshot {name}")
         require_trigger(user, dag_id)
         catalog, _ = data.open_catalog()
@@ -134,7 +143,7 @@ async def verify_snapshot(name: str, request: Request, user: CurrentUser) -> dic
     """Trigger the snapshot's verify DAG ("Verify")."""
 
     def start() -> dict[str, Any]:
-        if snapshot_dag_id(name) not in readable_dag_ids(user):
+        if _readable_dag_of(name, readable_dag_ids(user)) is None:
             raise HTTPException(404, f"no snapshot {name}")
         catalog, _ = data.open_catalog()
         snapshot = catalog.snapshot(name)
@@ -160,6 +169,19 @@ async def verify_publication(item: str, request: Request, user: CurrentUser) -> 
         return _verify(request, user, publication_verify_dag_id(item), publication.sp_verify_schedule, what)
 
     return await run_in_threadpool(start)
+
+
+def _readable_dag_of(name: str, readable: set[str]) -> str | None:
+    """The DAG that refreshes snapshot ``name``, its own or its group's, if the user may read it (the
+    catalog is asked only when the user may read a group's DAG)."""
+    own = snapshot_dag_id(name)
+    if own in readable:
+        return own
+    if not any(dag_id.startswith(GROUP_PREFIX) for dag_id in readable):
+        return None
+    catalog, _ = data.open_catalog()
+    group = catalog.group_of(name)
+    return group_dag_id(group) if group and group_dag_id(group) in readable else None
 
 
 def _verify(request: Request, user: Any, dag_id: str, schedule: str | None, what: str) -> dict[str, Any]:

@@ -19,7 +19,13 @@ from sqlalchemy import func, select
 
 from snaprepl.catalog.records import HistoryRecord
 from snaprepl.catalog.store import Catalog
-from snaprepl.common.dag_names import publication_dag_id, publication_verify_dag_id, snapshot_dag_id, verify_dag_id
+from snaprepl.common.dag_names import (
+    group_dag_id,
+    publication_dag_id,
+    publication_verify_dag_id,
+    snapshot_dag_id,
+    verify_dag_id,
+)
 from snaprepl.publications.outcome import DECISIONS
 from snaprepl.reporting.status import collect_status
 from snaprepl.settings import Settings
@@ -86,8 +92,9 @@ def _snapshot_rows(report: dict[str, Any], readable: set[str]) -> list[dict[str,
 
 
 def overview(user_dags: set[str]) -> dict[str, Any]:
-    """Snapshots (with lag, backlog, last and next run, purge blocker), their logs, publications and
-    their subscribers, and conflict counts: those whose DAG is in ``user_dags``."""
+    """Snapshots (with lag, backlog, last and next run, purge blocker), snapshot groups (members, point,
+    lag, last and next run), their logs, publications and their subscribers, and conflict counts: those
+    whose DAG is in ``user_dags`` (a group's member's is its group's)."""
     catalog, settings = open_catalog()
     report = collect_status(catalog, settings, probe=True)
     snapshots = _snapshot_rows(report, user_dags)
@@ -97,10 +104,15 @@ def overview(user_dags: set[str]) -> dict[str, Any]:
     publications = [p for p in report["publications"] if p["dag_id"] in user_dags]
     for publication in publications:
         publication["dag"] = runs.get(publication["dag_id"])
-    _add_alerts(catalog, snapshots, publications)
+    groups = [g for g in report["groups"] if g["dag_id"] in user_dags]
+    runs.update(dag_runs([g["dag_id"] for g in groups]))
+    for group in groups:
+        group["dag"] = runs.get(group["dag_id"])
+    _add_alerts(catalog, snapshots + groups, publications)
     _add_verify_dags(catalog, snapshots, publications)
     return {
         "snapshots": snapshots,
+        "groups": groups,
         "snapshot_logs": log_rows(report["snapshot_logs"], snapshots, publications),
         "publications": publications,
         "conflicts": [c for c in report["conflicts"] if publication_dag_id(c["item"]) in user_dags],
@@ -126,7 +138,8 @@ def log_rows(
 
 
 def _add_alerts(catalog: Catalog, snapshots: list[dict[str, Any]], publications: list[dict[str, Any]]) -> None:
-    """Each copy's conditions the watchdog found (``alerts``: "<condition>: <detail>")."""
+    """Each copy's conditions the watchdog found (``alerts``: "<condition>: <detail>"); ``snapshots``
+    holds the snapshot groups too (a group's conditions are under its name)."""
     held: dict[tuple[str, str | None], list[str]] = {}
     for watched in catalog.watched().values():
         c = watched.condition
@@ -205,17 +218,20 @@ def conflicts_page(user_dags: set[str], filters: dict[str, Any], offset: int, li
     }
 
 
-def _dag_of(run: HistoryRecord, snapshots: set[str]) -> str:
+def _dag_of(run: HistoryRecord, snapshots: set[str], grouped: dict[str, str]) -> str:
+    """The DAG that runs the copy: a snapshot's, its group's for a member, or a publication's."""
+    if run.rh_copy in grouped:
+        return group_dag_id(grouped[run.rh_copy])
     return snapshot_dag_id(run.rh_copy) if run.rh_copy in snapshots else publication_dag_id(run.rh_copy)
 
 
 def history(user_dags: set[str], days: int, limit: int = 2000) -> dict[str, Any]:
     """Runs of the last ``days`` days of the copies the user may read, oldest first, per copy."""
     catalog, _ = open_catalog()
-    snapshots = {s.sn_name for s in catalog.snapshots()}
+    snapshots, grouped = {s.sn_name for s in catalog.snapshots()}, catalog.grouped_snapshots()
     since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
     series: dict[str, list[dict[str, Any]]] = {}
     for run in reversed(catalog.history(since=since, limit=limit)):
-        if _dag_of(run, snapshots) in user_dags:
+        if _dag_of(run, snapshots, grouped) in user_dags:
             series.setdefault(run.rh_copy, []).append(run.to_json())
     return {"since": _iso(since), "copies": series}

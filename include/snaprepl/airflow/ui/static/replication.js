@@ -140,7 +140,7 @@ function drawSnapshots(snapshots) {
     const row = body.insertRow();
     row.dataset.snapshot = s.name;
     const name = cell(row, s.name);
-    name.appendChild(el("span", s.dag_id, "small"));
+    name.appendChild(el("span", s.group ? `in group ${s.group}: ${s.dag_id}` : s.dag_id, "small"));
     cell(row, s.type);
     const where = cell(row, s.source);
     where.appendChild(el("span", `→ ${s.destination}`, "small"));
@@ -161,6 +161,33 @@ function drawSnapshots(snapshots) {
     const buttons = el("div");
     buttons.append(actionButton(s, "Refresh now", false), actionButton(s, "Complete refresh", true));
     actions.appendChild(buttons);
+  }
+}
+
+// A snapshot group: its members (refreshed together by its DAG), the point they were all brought to
+// (one per source), and its lag (its members' largest at the end of the group's last run).
+function drawGroups(groups) {
+  const body = document.querySelector("#groups tbody");
+  body.replaceChildren();
+  if (!groups.length) cell(body.insertRow(), "No snapshot group you may read.").colSpan = 9;
+  for (const g of groups) {
+    const row = body.insertRow();
+    row.dataset.group = g.name;
+    cell(row, g.name).appendChild(el("span", g.dag_id, "small"));
+    cell(row, g.source).appendChild(el("span", `→ ${g.destination}`, "small"));
+    const members = cell(row, g.members.length ? "" : null);
+    members.dataset.field = "members";
+    for (const m of g.members) members.appendChild(el("span", m, "member")).dataset.member = m;
+    const points = Object.entries(g.points || {}).map(([conn, at]) => `${conn}: ${when(at)}`);
+    cell(row, points.join("; ") || "none yet").dataset.field = "point";
+    cell(row, duration(g.lag_seconds), "num").dataset.field = "lag";
+    const bad = (g.alerts && g.alerts.length) || g.last_status === "failed";
+    const status = [...(g.alerts || []), g.last_error ? `${g.last_status}: ${g.last_error}` : g.last_status];
+    cell(row, status.filter(Boolean).join("; ") || "never refreshed", bad ? "state-bad" : "").dataset.field = "state";
+    const last = cell(row, dagRun(g.dag && g.dag.last));
+    if (g.last_refresh_at) last.appendChild(el("span", `refreshed ${when(g.last_refresh_at)}`, "small"));
+    cell(row, g.dag && g.dag.next ? when(g.dag.next) : (g.schedule ? null : "manual"));
+    cell(row, Object.entries(g.skipped || {}).map(([t, why]) => `${t} (${why})`).join(", "));
   }
 }
 
@@ -308,6 +335,7 @@ async function load() {
     const overview = await getJson("api/overview");
     document.getElementById("who").textContent = overview.user ? `signed in as ${overview.user}` : "";
     drawSnapshots(overview.snapshots);
+    drawGroups(overview.groups || []);
     drawSubscriptions(overview.publications);
     drawLogs(overview.snapshot_logs);
     await Promise.all([loadConflicts(), loadHistory()]);
