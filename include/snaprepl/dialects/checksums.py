@@ -67,16 +67,22 @@ class Checksums:
         )
 
     def range_sums_sql(
-        self, query: str, columns: Sequence[Column], column: str, bucket: tuple[int, int], span: tuple[int, int] | None
+        self,
+        query: str,
+        columns: Sequence[Column],
+        column: str,
+        bucket: tuple[int, int],
+        spans: Sequence[tuple[int, int]],
     ) -> str | None:
         """``SELECT bucket, rows, hash sum, smallest key, largest key`` of ``query``'s rows grouped by
-        range buckets (``bucket``: lower, width) of the integer ``column``, only the keys of ``span``
-        (both ends included) when given; None when the database cannot compute it."""
+        range buckets (``bucket``: lower, width) of the integer ``column``, only the keys of ``spans``
+        (each both ends included; none: every key); None when the database cannot compute it."""
         digest = self.row_digest(columns)
         if digest is None:
             return None
         quoted = f"v.{self.quote(column)}"
-        where = f" WHERE {quoted} BETWEEN {span[0]} AND {span[1]}" if span else ""
+        within = " OR ".join(f"({quoted} BETWEEN {lo} AND {hi})" for lo, hi in spans)
+        where = f" WHERE {within}" if within else ""
         return (
             f"SELECT b, COUNT(*), SUM(h), MIN(k), MAX(k) FROM (SELECT {self.range_bucket(column, *bucket)} AS b, "
             f"{digest} AS h, {quoted} AS k FROM ({query}) v{where}) s GROUP BY b"

@@ -97,7 +97,7 @@ def session_for(url: str, conn_id: str) -> Any:
     cached = _SESSIONS.get(url)
     if cached is not None and not cached.is_stopped:
         return cached
-    _check_reachable(url, conn_id)
+    check_reachable(url, conn_id)
     # pyspark's functions (F.col, ...) build Connect columns only when this says so: a process that
     # runs jobs on a Connect server has no JVM of its own.
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
@@ -150,20 +150,30 @@ def interrupt(url: str, tag: str) -> list[str]:
 
 
 def run_job(
-    module: str, argv: Sequence[str], *, url: str, tag: str, connections: Iterable[ConnectionInfo]
+    module: str, argv: Sequence[str], *, url: str, tag: str, connections: Iterable[ConnectionInfo], conn_id: str
 ) -> dict[str, Any] | None:
     """Run job module ``module``'s ``main(argv)`` here, on this process's session with ``url``, its
     operations tagged ``tag``; return its result as spark-submit's result file would carry it.
 
     The job module is named, like spark-submit's application, not imported by this layer: it is the
     caller's job (``snaprepl.refresh.job``, ``snaprepl.bidir.job``). A run left by an exception
-    (Ctrl-C, a task's kill) has its operations interrupted on the server.
+    (Ctrl-C, a task's kill) has its operations interrupted on the server. When the submission did not
+    open the session (:func:`check_reachable` only, a verify), the job opens it on first use: one that
+    needs no Spark (its databases' sums agree) pays neither pyspark's import nor the session's requests.
     """
-    session = _SESSIONS[url]
     job = importlib.import_module(module)
     sink: dict[str, Any] = {}
     token = RESULT_SINK.set(sink)
-    session.addTag(tag)
+    tagged: list[Any] = []
+
+    def session() -> Any:
+        if not tagged:
+            tagged.append(session_for(url, conn_id))
+            tagged[0].addTag(tag)  # the tags are the calling thread's
+        return tagged[0]
+
+    if url in _SESSIONS:
+        session()  # opened by the submission: tagged in this thread, as every job's operations are
     try:
         with handed(connections), remote(session):
             job.main(list(argv))
@@ -172,8 +182,9 @@ def run_job(
         raise
     finally:
         RESULT_SINK.reset(token)
-        with contextlib.suppress(Exception):
-            session.removeTag(tag)
+        for opened in tagged:
+            with contextlib.suppress(Exception):
+                opened.removeTag(tag)
     error = (sink.get("error") or {}).get("message") or ""
     if any(gone in str(error) for gone in _GONE):
         forget(url, rotate=True)
@@ -188,7 +199,7 @@ def _open(url: str, session_id: str) -> Any:
     return session
 
 
-def _check_reachable(url: str, conn_id: str) -> None:
+def check_reachable(url: str, conn_id: str) -> None:
     """Fail at once (pyspark would retry for minutes) when nothing listens at ``url``."""
     parsed = urlparse(url.replace("sc://", "http://", 1))
     host, port = parsed.hostname or "localhost", parsed.port or 15002

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -40,9 +40,9 @@ _REMOTE: ContextVar[Any] = ContextVar("snaprepl_remote_session", default=None)
 
 
 @contextlib.contextmanager
-def remote(session: Any) -> Iterator[None]:
-    """While inside, jobs' :class:`LazySession` give ``session`` (a Spark Connect session the caller
-    keeps: it is not stopped when the job ends)."""
+def remote(session: Callable[[], Any]) -> Iterator[None]:
+    """While inside, jobs' :class:`LazySession` give ``session()`` (a Spark Connect session the caller
+    keeps and may open on first use: it is not stopped when the job ends)."""
     token = _REMOTE.set(session)
     try:
         yield
@@ -63,7 +63,7 @@ class LazySession:
 
     def __call__(self) -> Any:
         if (given := _REMOTE.get()) is not None:
-            return given
+            return given()
         if self._session is None:
             self._session = build_session(self.app_name)
         return self._session

@@ -219,8 +219,9 @@ class Submission:
 
     def _run_connect(self) -> dict[str, Any] | None:
         return connect.run_job(
-            self.job_module, self.application_args, url=self.connect_url, tag=self.tag, connections=self.connections
-        )
+            self.job_module, self.application_args, url=self.connect_url, tag=self.tag,
+            connections=self.connections, conn_id=self.conn_id,
+        )  # fmt: skip
 
     def kill(self, spark_submit_kill: Callable[[], object]) -> list[str]:
         """Stop the running job: ``spark_submit_kill()`` in ``submit`` mode; in ``connect`` mode,
@@ -259,19 +260,20 @@ def prepare(
     name: str,
     module: str = "",
     spark_conn: str | None = None,
+    lazy_session: bool = False,
 ) -> Submission:
     """Assemble the run of ``job`` (job module ``module``): on the Spark Connect server in ``connect``
-    mode (see :func:`spark_mode`), else a spark-submit with the connections file in a new directory of
-    this run. ``spark_conn``: the Spark connection of the snapshot or publication (SN_SPARK_CONN,
-    SP_SPARK_CONN), in place of ``[snaprepl] spark_conn_id``; its type decides the mode as the
-    setting's would. The caller calls :meth:`Submission.cleanup` when the job has ended."""
+    mode (:func:`spark_mode`), else a spark-submit with the connections file in a new directory of this
+    run. ``spark_conn``: the snapshot's or publication's Spark connection (SN_SPARK_CONN, SP_SPARK_CONN)
+    in place of ``[snaprepl] spark_conn_id``, deciding the mode. ``lazy_session``: connect mode only
+    checks that the server answers (the job opens its session if it needs one). Call ``cleanup`` after."""
     unique = list({c.conn_id: c for c in connections}.values())
     if spark_conn:
         settings = dataclasses.replace(settings, spark_conn_id=spark_conn)
     if spark_mode(settings) == "connect":
         url = connect.connection_url(settings.spark_conn_id)
         try:
-            connect.session_for(url, settings.spark_conn_id)
+            (connect.check_reachable if lazy_session else connect.session_for)(url, settings.spark_conn_id)
         except ConnectServerDown as err:
             if not settings.connect_fallback:
                 raise

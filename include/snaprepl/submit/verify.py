@@ -31,6 +31,7 @@ def submit_verify(request: VerifyRequest, catalog: Catalog, settings: Settings) 
         run_id=request.run_id,
         name=f"snaprepl-verify-{request.run_id[:8]}",
         spark_conn=spark_conn,
+        lazy_session=True,  # equal sums computed by the databases need no Spark
     )
     try:
         with alerting(catalog, settings, copy, f"verify of {request.snapshot}"):

@@ -5,12 +5,13 @@ the same text for equal values; otherwise the comparison runs in Spark, which na
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 from snaprepl.database.sessions import Database
 from snaprepl.dialects.types import to_generic
-from snaprepl.verify.ranges import KeyRanges, RangeSums, Span, differing
+from snaprepl.verify.ranges import KeyRanges, RangeSums, Span, differing, merged
 from snaprepl.verify.sides import Sides
 
 Sums = dict[int, tuple[int, Decimal]]
@@ -49,11 +50,11 @@ class DatabaseSums:
         ours, theirs = self._both(source_sql or "", dest_sql or "")
         return ours == theirs, sum(int(row[0]) for row in ours.values())
 
-    def ranges(self, ranges: KeyRanges, bucket: tuple[int, int], span: Span | None) -> tuple[list[Span], int]:
+    def ranges(self, ranges: KeyRanges, bucket: tuple[int, int], spans: Sequence[Span]) -> tuple[list[Span], int]:
         """The differing spans among the range buckets (``bucket``: lower, width) of the keys of
-        ``span`` (None: all of them), and the source's rows counted."""
+        ``spans`` (none: all of them), and the source's rows counted."""
         sides = self.sides
-        within = (span.lo, span.hi) if span else None
+        within = merged(spans)
         source_sql = self.source_db.dialect.range_sums_sql(
             sides.source.query, sides.source.columns, ranges.source_column, bucket, within
         )

@@ -93,20 +93,20 @@ def _min_max(database: Database, query: str, column: str) -> tuple[int, int] | N
     return None if low is None else (int(low), int(high))
 
 
+def merged(spans: Sequence[Span]) -> list[tuple[int, int]]:
+    """The key ranges of ``spans``, in order, merged where they touch or overlap."""
+    ranges: list[list[int]] = []
+    for span in sorted(spans, key=lambda s: s.lo):
+        if ranges and span.lo <= ranges[-1][1] + 1:
+            ranges[-1][1] = max(ranges[-1][1], span.hi)
+        else:
+            ranges.append([span.lo, span.hi])
+    return [(lo, hi) for lo, hi in ranges]
+
+
 def span_condition(quoted_column: str, spans: Sequence[Span]) -> str:
     """A WHERE condition selecting the keys of ``spans`` (merged where they touch)."""
-    merged: list[list[int]] = []
-    for span in sorted(spans, key=lambda s: s.lo):
-        if merged and span.lo <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], span.hi)
-        else:
-            merged.append([span.lo, span.hi])
-    return " OR ".join(f"({quoted_column} BETWEEN {lo} AND {hi})" for lo, hi in merged)
-
-
-def split(span: Span, parts: int) -> tuple[int, int]:
-    """(lower, width) of ``parts`` sub-buckets covering ``span``."""
-    return span.lo, max(1, math.ceil((span.hi - span.lo + 1) / parts))
+    return " OR ".join(f"({quoted_column} BETWEEN {lo} AND {hi})" for lo, hi in merged(spans))
 
 
 #: Sums of range buckets: bucket -> (rows, hash sum, smallest key, largest key).
