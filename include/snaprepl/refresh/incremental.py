@@ -143,7 +143,6 @@ def _stage_and_apply(
     try:
         load(stage)
         with ends.dest_db.session() as session:
-            session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
         applied = _apply(catalog, ends, stage, window, data_columns)
     except BaseException:
@@ -175,6 +174,9 @@ def _apply(
     per_batch: dict[int, dict[str, int]] = {}
     for batch, op, count in summary:
         per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
+    if len(per_batch) > 1:  # each batch's statements then read its rows only (one batch reads them all)
+        with ends.dest_db.session() as session:
+            session.execute(staging_index_sql(dest, schema, stage))
     delete_sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
     upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
     upserted = deleted = 0
