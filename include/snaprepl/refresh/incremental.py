@@ -31,6 +31,7 @@ from snaprepl.refresh import transforms as T
 from snaprepl.refresh.change_pipe import Loader, pipe_loader
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.staged_entries import StagedEntries
 from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
@@ -42,7 +43,6 @@ from snaprepl.sql.change_queries import (
     change_columns,
     change_query,
     staged_batches_sql,
-    staged_entries_sql,
     staging_index_sql,
 )
 
@@ -143,7 +143,6 @@ def _stage_and_apply(
     try:
         load(stage)
         with ends.dest_db.session() as session:
-            session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
         applied = _apply(catalog, ends, stage, window, data_columns)
     except BaseException:
@@ -169,14 +168,17 @@ def _apply(
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
     staged = dest.qualified(schema, stage)
+    entries_of = StagedEntries(ends, staged)  # read while the batches apply
     with ends.dest_db.session() as session:
         summary = session.query(staged_batches_sql(dest, staged))
     per_batch: dict[int, dict[str, int]] = {}
     for batch, op, count in summary:
         per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
+    if len(per_batch) > 1:  # each batch's statements then read its rows only (one batch reads them all)
+        with ends.dest_db.session() as session:
+            session.execute(staging_index_sql(dest, schema, stage))
     delete_sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
     upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
-    entries_sql = staged_entries_sql(dest, staged)
     upserted = deleted = 0
     last_ts = None
     total = sum(sum(counts.values()) for counts in per_batch.values())
@@ -184,7 +186,8 @@ def _apply(
     for batch in sorted(per_batch):
         counts = per_batch[batch]
         statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
-        entries = _apply_batch(ends, batch, statements, entries_sql)
+        _apply_batch(ends, batch, statements)
+        entries = entries_of.of(batch)
         batch_ts = window.watermark(max(ts for _, ts in entries))  # never past an open transaction
         catalog.record_applied(name, entries, batch_ts)
         upserted += counts.get("U", 0)
@@ -194,18 +197,15 @@ def _apply(
     return upserted, deleted, len(per_batch), last_ts
 
 
-def _apply_batch(ends: Endpoints, batch: int, statements: list[str], entries_sql: str) -> list[tuple[str, Any]]:
-    """One transaction per batch (no commit splits a SNAPTIME group): its deletes and upserts; returns
-    the batch's log entries (RLOG_ROWGUID, SNAPTIME)."""
+def _apply_batch(ends: Endpoints, batch: int, statements: list[str]) -> None:
+    """One transaction per batch (no commit splits a SNAPTIME group): its deletes and upserts."""
     dest = ends.dest_db.dialect
     try:
         with ends.dest_db.session() as session:
             for statement in statements:
                 session.execute(statement, {"batch": batch})
-            entries = [(guid, dest.snaptime_value(ts)) for guid, ts in session.query(entries_sql, {"batch": batch})]
             check_leases()  # a run taken over (thought dead) commits nothing more
     except Exception as err:
         if not dest.is_foreign_key_violation(err):
             raise
         raise foreign_key_failure(f"incremental refresh of {ends.snapshot.sn_name}", err) from err
-    return entries
