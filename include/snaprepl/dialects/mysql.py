@@ -57,6 +57,7 @@ class MySqlDialect(
     read_only_begin = ("START TRANSACTION READ ONLY",)
     read_only_session = "SET SESSION TRANSACTION READ ONLY"
     schema_is_database = True
+    load_data_local = True
 
     def driver_options(self, conn: ConnectionFields) -> DriverOptions:
         return mysql_options(conn.conn_id, conn.extra)

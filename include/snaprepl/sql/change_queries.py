@@ -144,7 +144,8 @@ def staged_changes_query(
     q = dialect.quote
     keys = {name: key_alias(i) for i, name in enumerate(key_columns)}
     integer = render(GenericType("integer"), dialect.name)
-    batch = f"CAST(FLOOR((RANK() OVER (ORDER BY c.{q(SNAPTIME)}) - 1) / {int(commit_rows)}) AS {integer})"
+    start = f"RANK() OVER (ORDER BY c.{q(SNAPTIME)}) - 1"
+    batch = f"CAST({dialect.integer_quotient.format(a=start, b=int(commit_rows))} AS {integer})"
     values = [f"{'NULL' if name in lost else f'c.{q(keys.get(name, name))}'} AS {q(name)}" for name in columns]
     selected = [
         f"{batch} AS {q(BATCH)}",
