@@ -10,7 +10,7 @@ CREATE INDEX `snaprepl_inc_0123456789_batch` ON `sales`.`snaprepl_inc_0123456789
 
 SELECT `SNAPREPL_BATCH`, `SNAPREPL_OP`, COUNT(*) FROM `sales`.`snaprepl_inc_0123456789` GROUP BY `SNAPREPL_BATCH`, `SNAPREPL_OP` ORDER BY `SNAPREPL_BATCH`;
 
-SELECT `SNAPREPL_ROWGUID`, `SNAPREPL_SNAPTIME` FROM `sales`.`snaprepl_inc_0123456789` WHERE `SNAPREPL_BATCH` = :batch;
+SELECT `SNAPREPL_ROWGUID`, CAST(`SNAPREPL_SNAPTIME` AS CHAR) FROM `sales`.`snaprepl_inc_0123456789` WHERE `SNAPREPL_BATCH` = :batch;
 
 SELECT CAST(FLOOR((RANK() OVER (ORDER BY c.`SNAPREPL_SNAPTIME`) - 1) / 500) AS int) AS `SNAPREPL_BATCH`, CASE WHEN c.`SNAPREPL_PRESENT` IS NOT NULL THEN 'U' ELSE 'D' END AS `SNAPREPL_OP`, c.`SNAPREPL_ROWGUID`, c.`SNAPREPL_SNAPTIME`, c.`SNAPREPL_K0` AS `order_id`, c.`SNAPREPL_K1` AS `line_no`, c.`amount` AS `amount`, NULL AS `gone` FROM (SELECT snaprepl_l.`RLOG_order_id` AS `SNAPREPL_K0`, snaprepl_l.`RLOG_line_no` AS `SNAPREPL_K1`, snaprepl_l.`SNAPTIME` AS `SNAPREPL_SNAPTIME`, snaprepl_l.`RLOG_ROWGUID` AS `SNAPREPL_ROWGUID`, snaprepl_s.`SNAPREPL_PRESENT`, snaprepl_s.`order_id`, snaprepl_s.`line_no`, snaprepl_s.`amount` FROM `sales`.`RLOG_orders` snaprepl_l LEFT JOIN (SELECT 1 AS `SNAPREPL_PRESENT`, `order_id`, `line_no`, `amount` FROM `sales`.`orders`) snaprepl_s ON snaprepl_s.`order_id` = snaprepl_l.`RLOG_order_id` AND snaprepl_s.`line_no` = snaprepl_l.`RLOG_line_no` WHERE snaprepl_l.`SNAPTIME` >= '2026-01-02 03:04:05.678000') c;
 

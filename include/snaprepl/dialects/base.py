@@ -90,6 +90,8 @@ class Dialect(Capabilities, ABC):
     rowguid_type: ClassVar[str] = "VARCHAR(255)"
     #: The quotient of two non-negative integers ``{a}`` and ``{b}`` rounded down, as SQL.
     integer_quotient: ClassVar[str] = "FLOOR(({a}) / {b})"
+    #: A SNAPTIME column ``{}`` as read back in bulk (as text where the driver parses datetimes slowly).
+    snaptime_read: ClassVar[str] = "{}"
 
     log_columns: ClassVar[LogColumns] = LOG_COLUMNS
 

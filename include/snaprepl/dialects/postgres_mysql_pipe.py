@@ -11,7 +11,8 @@ The CSV forms agree on both ends: fields separated by commas, enclosed in double
 needed, a double quote doubled inside; NULL is the bare word ``NULL``, which PostgreSQL quotes when
 a value spells it and MariaDB reads as the string when quoted. Only types whose text form both read
 alike cross (integers, decimals, doubles, character strings, dates and timestamps without a time
-zone, the same on both sides); any other column leaves the copy to Spark.
+zone, the same on both sides); any other column, or a server whose ``local_infile`` is off, leaves
+the copy to Spark.
 """
 
 from __future__ import annotations
@@ -60,7 +61,20 @@ class PostgresMySqlPipe:
             sent, kept = to_generic(src.type_sql, self.source.name), to_generic(dst.type_sql, self.dest.name)
             if sent.name not in SAME_TEXT or sent != kept:
                 return f"column {dst.name} is {dst.type_sql} in the destination and {src.type_sql} in the query"
-        return None
+        return self._server_refusal()
+
+    def _server_refusal(self) -> str | None:
+        """Why the destination's server refuses LOAD DATA LOCAL INFILE (its ``local_infile`` is off, as
+        MySQL 8's default is), or None."""
+        import pymysql  # noqa: PLC0415  (asked only where this pipe is considered)
+
+        try:
+            with pymysql.connect(**pymysql_kwargs(self.dest_conn), connect_timeout=10) as conn, conn.cursor() as cur:
+                cur.execute("SELECT @@GLOBAL.local_infile")
+                row = cur.fetchone()
+        except pymysql.Error as err:
+            return f"the destination could not be asked whether it allows LOAD DATA LOCAL INFILE ({err})"
+        return None if row and int(row[0]) else "the destination's server has local_infile off"
 
     def __call__(
         self,

@@ -110,7 +110,7 @@ def staged_batches_sql(dialect: Dialect, staged: str) -> str:
 def staged_entries_sql(dialect: Dialect, staged: str) -> str:
     """The log entries (ROWGUID, SNAPTIME) of the batch ``:batch`` of the staging table ``staged``."""
     q = dialect.quote
-    return f"SELECT {q(ROWGUID)}, {q(SNAPTIME)} FROM {staged} WHERE {q(BATCH)} = :batch"
+    return f"SELECT {q(ROWGUID)}, {dialect.snaptime_read.format(q(SNAPTIME))} FROM {staged} WHERE {q(BATCH)} = :batch"
 
 
 def incremental_snapshot_query(
