@@ -21,10 +21,11 @@ from snaprepl.sql.change_queries import (
     change_columns,
     change_query,
     log_entries_sql,
+    staged_all_entries_sql,
     staged_batches_sql,
     staged_changes_query,
-    staged_entries_sql,
     staging_index_sql,
+    window_groups_sql,
 )
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -72,10 +73,16 @@ def script_of(dialect: str) -> str:
         # the same dialect as a destination: its staging table of changes
         staging_index_sql(source, schema, "snaprepl_inc_0123456789"),
         staged_batches_sql(source, staged),
-        staged_entries_sql(source, staged),
+        staged_all_entries_sql(source, staged),
         # the change set as the staging table holds it, numbered by the source (the bulk pipe's)
+        window_groups_sql(source, log, SINCE),
         staged_changes_query(
-            source, change_query(source, log, [*key, data], None, SINCE), key, [*key, data, "gone"], {"gone"}, 500
+            source,
+            (change_query(source, log, [*key, data], None, SINCE), window_groups_sql(source, log, SINCE)),
+            key,
+            [*key, data, "gone"],
+            {"gone"},
+            500,
         ),
     ]
     return "".join(f"{query};\n\n" for query in queries)

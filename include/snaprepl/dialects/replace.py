@@ -162,7 +162,7 @@ class RowReplacement:
     def _on_conflict_upsert(
         self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
     ) -> str:
-        """:meth:`upsert_staged_sql` as ``INSERT ... ON CONFLICT`` (PostgreSQL, SQLite; the SELECT's WHERE
+        """:meth:`upsert_staged_sql` as ``INSERT ... ON CONFLICT`` (SQLite; the SELECT's WHERE
         clause is what lets SQLite tell ON CONFLICT from the join's ON)."""
         q = self.quote
         updates = [f"{q(c.name)} = excluded.{q(c.name)}" for c in columns if c.name not in keys]
@@ -183,7 +183,27 @@ class PostgresRowReplacement(RowReplacement):
     def is_foreign_key_violation(self, err: BaseException) -> bool:
         return getattr(_driver_error(err), "pgcode", None) == "23503"
 
-    upsert_staged_sql = RowReplacement._on_conflict_upsert
+    def upsert_staged_sql(
+        self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
+    ) -> str:
+        """``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` the row differs: the conflict check finds each
+        staged row's destination row once, through the key's index, and leaves an equal row alone (no
+        update, so no row trigger's UPDATE). Joining the destination first to drop equal rows read it
+        a second time, whole, into a hash: 1,000,000 changed rows of 2,000,000 took 43.6-52.6 s that
+        way, 16.8-24.2 s this way (loaded machine), about a plain upsert's time."""
+        q = self.quote
+        changeable = [c for c in columns if c.name not in keys]
+        select = (
+            f"SELECT {', '.join(f's.{q(c.name)}' for c in columns)} FROM {stage} AS s "
+            f"WHERE s.{q(batch_column)} = :batch AND s.{q(op_column)} = 'U'"
+        )
+        insert = f"INSERT INTO {dest} AS d ({', '.join(q(c.name) for c in columns)}) {select} "
+        conflict = f"ON CONFLICT ({', '.join(q(k) for k in keys)}) "
+        if not changeable:
+            return f"{insert}{conflict}DO NOTHING"
+        sets = ", ".join(f"{q(c.name)} = excluded.{q(c.name)}" for c in changeable)
+        differs = " OR ".join(self.differs_sql(f"d.{q(c.name)}", f"excluded.{q(c.name)}", c) for c in changeable)
+        return f"{insert}{conflict}DO UPDATE SET {sets} WHERE {differs}"
 
 
 class MySqlRowReplacement(RowReplacement):

@@ -4,7 +4,8 @@ without Spark.
 
 The change query is the one the Spark path reads (the same window condition, so the same log
 entries), wrapped by :func:`snaprepl.sql.change_queries.staged_changes_query`, which numbers the commit
-batches and names the operations in the source database. The rows go in one stream, one Spark task
+batches (by the window's SNAPTIME groups, read from the log alone) and names the operations in the
+source database. The rows go in one stream, one Spark task
 (the complete refresh's pipe with a single range: the numbering needs the whole set in one query).
 
 The pipe is taken where the source dialect has one into the destination (:meth:`Dialect.bulk_pipe`),
@@ -25,7 +26,7 @@ from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.window import Window
 from snaprepl.spark.session import session_of
-from snaprepl.sql.change_queries import staged_changes_query
+from snaprepl.sql.change_queries import staged_changes_query, window_groups_sql
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,8 @@ def pipe_loader(
     if refusal:
         log.info("snapshot %s: changes read through Spark, not the COPY pipe: %s", ends.snapshot.sn_name, refusal)
         return None
-    staged = staged_changes_query(source, query, key, [c.name for c in data], lost, commit_rows)
+    groups = window_groups_sql(source, window.log, window.start, window.condition(source, "snaprepl_l."))
+    staged = staged_changes_query(source, (query, groups), key, [c.name for c in data], lost, commit_rows)
 
     def load(stage: str) -> int:
         return _pipe(session_of(spark), ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))

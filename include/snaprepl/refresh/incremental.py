@@ -31,6 +31,7 @@ from snaprepl.refresh import transforms as T
 from snaprepl.refresh.change_pipe import Loader, pipe_loader
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
+from snaprepl.refresh.staged_entries import StagedEntries
 from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
@@ -42,8 +43,8 @@ from snaprepl.sql.change_queries import (
     change_query,
     staged_batches_sql,
     staged_changes_query,
-    staged_entries_sql,
     staging_index_sql,
+    window_groups_sql,
 )
 
 
@@ -108,7 +109,8 @@ def _spark_loader(
     log, source = window.log, ends.source_db.dialect
     query, source_columns = change
     data = [c.name for c in stage_columns[4:]]  # every one the source has (the caller's data columns)
-    staged_query = staged_changes_query(source, query, log.key_columns, data, (), commit_rows)
+    groups = window_groups_sql(source, log, window.start, window.condition(source, "snaprepl_l."))
+    staged_query = staged_changes_query(source, (query, groups), log.key_columns, data, (), commit_rows)
     # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
     # asking first whether any are left would only add a job. If none is (the log changed since),
     # the staging table stays empty and nothing is applied.
@@ -157,7 +159,6 @@ def _stage_and_apply(
     try:
         load(stage)
         with ends.dest_db.session() as session:
-            session.execute(staging_index_sql(dest, schema, stage))
             dest.analyze(session, schema, stage)
         applied = _apply(catalog, ends, stage, window, data_columns)
     except BaseException:
@@ -183,14 +184,17 @@ def _apply(
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
     staged = dest.qualified(schema, stage)
+    entries_of = StagedEntries(ends, staged)  # read while the batches apply
     with ends.dest_db.session() as session:
         summary = session.query(staged_batches_sql(dest, staged))
     per_batch: dict[int, dict[str, int]] = {}
     for batch, op, count in summary:
         per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
+    if len(per_batch) > 1:  # each batch's statements then read its rows only (one batch reads them all)
+        with ends.dest_db.session() as session:
+            session.execute(staging_index_sql(dest, schema, stage))
     delete_sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
     upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
-    entries_sql = staged_entries_sql(dest, staged)
     upserted = deleted = 0
     last_ts = None
     total = sum(sum(counts.values()) for counts in per_batch.values())
@@ -198,7 +202,8 @@ def _apply(
     for batch in sorted(per_batch):
         counts = per_batch[batch]
         statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
-        entries = _apply_batch(ends, batch, statements, entries_sql)
+        _apply_batch(ends, batch, statements)
+        entries = entries_of.of(batch)
         batch_ts = window.watermark(max(ts for _, ts in entries))  # never past an open transaction
         catalog.record_applied(name, entries, batch_ts)
         upserted += counts.get("U", 0)
@@ -208,18 +213,15 @@ def _apply(
     return upserted, deleted, len(per_batch), last_ts
 
 
-def _apply_batch(ends: Endpoints, batch: int, statements: list[str], entries_sql: str) -> list[tuple[str, Any]]:
-    """One transaction per batch (no commit splits a SNAPTIME group): its deletes and upserts; returns
-    the batch's log entries (RLOG_ROWGUID, SNAPTIME)."""
+def _apply_batch(ends: Endpoints, batch: int, statements: list[str]) -> None:
+    """One transaction per batch (no commit splits a SNAPTIME group): its deletes and upserts."""
     dest = ends.dest_db.dialect
     try:
         with ends.dest_db.session() as session:
             for statement in statements:
                 session.execute(statement, {"batch": batch})
-            entries = [(guid, dest.snaptime_value(ts)) for guid, ts in session.query(entries_sql, {"batch": batch})]
             check_leases()  # a run taken over (thought dead) commits nothing more
     except Exception as err:
         if not dest.is_foreign_key_violation(err):
             raise
         raise foreign_key_failure(f"incremental refresh of {ends.snapshot.sn_name}", err) from err
-    return entries

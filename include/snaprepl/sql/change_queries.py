@@ -24,6 +24,8 @@ PRESENT = "SNAPREPL_PRESENT"
 #: Columns of the destination's staging table: the commit batch and the operation ('U' or 'D').
 BATCH = "SNAPREPL_BATCH"
 OP = "SNAPREPL_OP"
+#: Entries of one SNAPTIME group (:func:`window_groups_sql`).
+GROUP_ROWS = "SNAPREPL_N"
 
 
 def key_alias(position: int) -> str:
@@ -107,10 +109,10 @@ def staged_batches_sql(dialect: Dialect, staged: str) -> str:
     return f"SELECT {q(BATCH)}, {q(OP)}, COUNT(*) FROM {staged} GROUP BY {q(BATCH)}, {q(OP)} ORDER BY {q(BATCH)}"
 
 
-def staged_entries_sql(dialect: Dialect, staged: str) -> str:
-    """The log entries (ROWGUID, SNAPTIME) of the batch ``:batch`` of the staging table ``staged``."""
+def staged_all_entries_sql(dialect: Dialect, staged: str) -> str:
+    """The log entries (batch, ROWGUID, SNAPTIME) of every batch of the staging table ``staged``."""
     q = dialect.quote
-    return f"SELECT {q(ROWGUID)}, {dialect.snaptime_read.format(q(SNAPTIME))} FROM {staged} WHERE {q(BATCH)} = :batch"
+    return f"SELECT {q(BATCH)}, {q(ROWGUID)}, {dialect.snaptime_read.format(q(SNAPTIME))} FROM {staged}"
 
 
 def incremental_snapshot_query(
@@ -122,36 +124,56 @@ def incremental_snapshot_query(
     return f"SELECT {select} FROM {dialect.qualified(schema, table)}" + (f" WHERE ({where})" if where else "")
 
 
+def window_groups_sql(dialect: Dialect, log: LogRecord, since: datetime, window: str | None = None) -> str:
+    """The SNAPTIME groups of the entries :func:`change_query` reads (the same log, the same window
+    condition on the log aliased ``snaprepl_l``): ``SNAPREPL_SNAPTIME`` and ``SNAPREPL_N``, its entries.
+
+    A few rows a source transaction, read from the log alone: what numbers commit batches without
+    sorting the change set (:func:`staged_changes_query`).
+    """
+    q, snaptime = dialect.quote, f"snaprepl_l.{dialect.quote(dialect.log_columns.snaptime)}"
+    return (
+        f"SELECT {snaptime} AS {q(SNAPTIME)}, COUNT(*) AS {q(GROUP_ROWS)} "
+        f"FROM {dialect.qualified(log.snl_schema, log.objects.rlog)} snaprepl_l "
+        f"WHERE {window or f'{snaptime} >= {dialect.timestamp_literal(since)}'} GROUP BY {snaptime}"
+    )
+
+
 def staged_changes_query(
     dialect: Dialect,
-    change: str,
+    change: tuple[str, str],
     key_columns: Sequence[str],
     columns: Sequence[str],
     lost: Collection[str],
     commit_rows: int,
 ) -> str:
-    """The rows of the change query ``change`` as the destination's staging table holds them, numbered
-    into commit batches by the source database: what :mod:`snaprepl.refresh.transforms` does in Spark
-    (``assign_batches``, then ``to_staging``), for a change set streamed without Spark.
+    """The rows of the change query as the destination's staging table holds them, numbered into
+    commit batches by the source database, for the bulk pipe and Spark's JDBC read alike.
 
-    A row's ``RANK()`` in SNAPTIME order, less one, is where its SNAPTIME group starts, so a group
-    belongs to the batch in which its first row falls and no commit splits it.
+    A group's entries before it (a running sum over the window's SNAPTIME groups, in SNAPTIME order)
+    are the ``RANK()`` of its first row less one: the group belongs to the batch in which its first
+    row falls, and no commit splits it. The groups are numbered and joined to the rows by SNAPTIME, so
+    the change set itself is never sorted (a ``RANK()`` over it sorted every row, spilling to disk:
+    13 of 14.4 s of a 1,000,000-change query).
 
+    :param change: the change query, and its window's SNAPTIME groups (:func:`window_groups_sql`).
     :param key_columns: the snapshot's key, whose values come from the log (deletes have no row).
     :param columns: the staging table's data columns (the destination's), in its order.
     :param lost: those the source no longer has: NULL.
     """
     q = dialect.quote
+    rows, groups = change
     keys = {name: key_alias(i) for i, name in enumerate(key_columns)}
     integer = render(GenericType("integer"), dialect.name)
-    start = f"RANK() OVER (ORDER BY c.{q(SNAPTIME)}) - 1"
-    batch = f"CAST({dialect.integer_quotient.format(a=start, b=int(commit_rows))} AS {integer})"
+    before = f"SUM(g.{q(GROUP_ROWS)}) OVER (ORDER BY g.{q(SNAPTIME)}) - g.{q(GROUP_ROWS)}"
+    batch = dialect.integer_quotient.format(a=before, b=int(commit_rows))
+    numbered = f"SELECT g.{q(SNAPTIME)}, CAST({batch} AS {integer}) AS {q(BATCH)} FROM ({groups}) g"
     values = [f"{'NULL' if name in lost else f'c.{q(keys.get(name, name))}'} AS {q(name)}" for name in columns]
     selected = [
-        f"{batch} AS {q(BATCH)}",
+        f"b.{q(BATCH)}",
         f"CASE WHEN c.{q(PRESENT)} IS NOT NULL THEN 'U' ELSE 'D' END AS {q(OP)}",
         f"c.{q(ROWGUID)}",
         f"c.{q(SNAPTIME)}",
         *values,
     ]
-    return f"SELECT {', '.join(selected)} FROM ({change}) c"
+    return f"SELECT {', '.join(selected)} FROM ({rows}) c JOIN ({numbered}) b ON b.{q(SNAPTIME)} = c.{q(SNAPTIME)}"
