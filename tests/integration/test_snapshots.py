@@ -262,6 +262,30 @@ def test_commits_follow_snaptime_groups_and_advance_sn_last_ts(
     assert catalog.replay_log_size(name) == 20
 
 
+@pytest.mark.parametrize("source_dest", [("mysql", "mysql"), ("sqlite", "sqlite"), ("postgres", "mysql")])
+def test_spark_path_batches_are_numbered_by_the_source_along_snaptime_groups(
+    source_dest, request, catalog, settings, refresher, unique_name
+) -> None:
+    """The Spark path reads the change set numbered by the source database (RANK() in SNAPTIME order,
+    divided by the commit size as each dialect divides integers), as the COPY pipe does."""
+    source, dest = (request.getfixturevalue(FIXTURE[d]) for d in source_dest)
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    source.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v int)")
+    api.repl_create_snapshot_log(f"{src}@{source.conn_id}", catalog=catalog)
+    made = (f"{src}@{source.conn_id}", None, f"{dst}@{dest.conn_id}")
+    api.repl_create_inc_snapshot(None, *made, catalog=catalog, settings=settings, refresher=refresher)
+    for group in range(5):  # five statements of four rows: five SNAPTIME groups (one time per statement)
+        source.run(f"INSERT INTO {src} VALUES " + ", ".join(f"({group * 10 + n}, {group})" for n in range(4)))
+        time.sleep(0.01)  # SQLite's SNAPTIME has milliseconds
+    small_batches = replace(settings, refresh_commit_rows=6)
+    outcome = api.repl_refresh_inc_snapshot(
+        f"{dst}@{dest.conn_id}", catalog=catalog, settings=small_batches, refresher=refresher
+    )
+    # groups of 4 in batches of about 6 rows: a group starting at row 0, 4, 8, 12, 16 -> batches 0, 0, 1, 2, 2
+    assert (outcome.batches, outcome.rows_upserted) == (3, 20)
+    assert dest.rows(f"SELECT id, v FROM {dst} ORDER BY id") == source.rows(f"SELECT id, v FROM {src} ORDER BY id")
+
+
 def test_a_refresh_killed_between_commits_converges_when_run_again(
     pg_db, catalog, settings, refresher, unique_name, monkeypatch
 ) -> None:

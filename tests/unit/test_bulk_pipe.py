@@ -9,6 +9,8 @@ import pytest
 
 from snaprepl.connections.lookup import ConnectionInfo
 from snaprepl.dialects import Column, get_dialect
+from snaprepl.dialects.postgres_mysql_pipe import PostgresMySqlPipe, pymysql_kwargs
+from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.spark.io import PredicatePartitioning, RangePartitioning
 from snaprepl.spark.partitioning import key_ranges
 
@@ -18,15 +20,35 @@ def conn(conn_type: str, **fields: Any) -> ConnectionInfo:
     return ConnectionInfo(conn_id="c", conn_type=conn_type, **{**values, **fields})
 
 
-def test_only_postgres_to_postgres_over_psycopg_gets_the_pipe() -> None:
+def test_only_postgres_to_postgres_or_mariadb_over_psycopg_gets_a_pipe() -> None:
     pg, my, lite = get_dialect("postgres"), get_dialect("mysql"), get_dialect("sqlite")
-    assert pg.bulk_pipe(conn("postgres"), pg, conn("postgres")) is not None
-    assert pg.bulk_pipe(conn("postgres"), my, conn("mysql")) is None
+    assert isinstance(pg.bulk_pipe(conn("postgres"), pg, conn("postgres")), PostgresCopyPipe)
+    assert isinstance(pg.bulk_pipe(conn("postgres"), my, conn("mysql")), PostgresMySqlPipe)
+    assert pg.bulk_pipe(conn("postgres"), lite, conn("sqlite", host=None)) is None
     assert my.bulk_pipe(conn("mysql"), pg, conn("postgres")) is None
     assert lite.bulk_pipe(conn("sqlite", host=None), pg, conn("postgres")) is None
     jdbc = conn("jdbc", host=None, extra={"url": "jdbc:postgresql://db.example.com/app"})
     assert pg.bulk_pipe(jdbc, pg, conn("postgres")) is None, "a JDBC-only connection has no psycopg"
     assert pg.bulk_pipe(conn("postgres"), pg, jdbc) is None
+    assert pg.bulk_pipe(conn("postgres"), my, conn("jdbc", host=None, extra={"url": "jdbc:mysql://db/app"})) is None
+
+
+def test_the_mariadb_pipe_takes_only_types_whose_csv_text_both_read_alike() -> None:
+    pipe = get_dialect("postgres").bulk_pipe(conn("postgres"), get_dialect("mysql"), conn("mysql"))
+    assert isinstance(pipe, PostgresMySqlPipe)
+    for source, dest in [("boolean", "tinyint(1)"), ("bytea", "longblob"), ("timestamptz", "datetime(6)"),
+                         ("real", "float"), ("integer", "bigint"), ("numeric(10,2)", "decimal(12,2)")]:  # fmt: skip
+        refusal = pipe.refusal([Column("c", source)], [Column("c", dest)])
+        assert refusal == f"column c is {dest} in the destination and {source} in the query"
+
+
+def test_the_mariadb_pipe_connects_with_the_connection_s_charset_and_tls() -> None:
+    extra = {"charset": "utf8mb4", "ssl": {"ca": "/etc/ca.pem"}, "ssl_mode": "VERIFY_IDENTITY"}
+    kwargs = pymysql_kwargs(conn("mysql", port=3307, extra=extra))
+    assert kwargs == {
+        "host": "db.example.com", "port": 3307, "user": "u", "password": "pw", "database": "app",
+        "charset": "utf8mb4", "ssl_ca": "/etc/ca.pem", "ssl_verify_cert": True, "ssl_verify_identity": True,
+    }  # fmt: skip
 
 
 def test_the_pipe_takes_only_columns_of_the_same_type() -> None:

@@ -88,6 +88,10 @@ class Dialect(Capabilities, ABC):
     snaptime_type: ClassVar[str]
     dmltype_type: ClassVar[str] = "CHAR(1)"
     rowguid_type: ClassVar[str] = "VARCHAR(255)"
+    #: The quotient of two non-negative integers ``{a}`` and ``{b}`` rounded down, as SQL.
+    integer_quotient: ClassVar[str] = "FLOOR(({a}) / {b})"
+    #: A SNAPTIME column ``{}`` as read back in bulk (as text where the driver parses datetimes slowly).
+    snaptime_read: ClassVar[str] = "{}"
 
     log_columns: ClassVar[LogColumns] = LOG_COLUMNS
 
@@ -350,6 +354,8 @@ class Dialect(Capabilities, ABC):
 
     #: Whether the database speaks PostgreSQL's ``COPY`` text format through psycopg (a bulk pipe's end).
     copy_text_protocol: ClassVar[bool] = False
+    #: Whether the database loads CSV with ``LOAD DATA LOCAL INFILE`` through PyMySQL (a bulk pipe's end).
+    load_data_local: ClassVar[bool] = False
 
     def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> BulkPipe | None:
         """A way to stream a query's result from ``conn`` straight into a table of ``dest_conn`` (a

@@ -57,6 +57,9 @@ class MySqlDialect(
     read_only_begin = ("START TRANSACTION READ ONLY",)
     read_only_session = "SET SESSION TRANSACTION READ ONLY"
     schema_is_database = True
+    load_data_local = True
+    # PyMySQL parses a datetime in Python, at twice the time of the text (snaptime_value parses that).
+    snaptime_read = "CAST({} AS CHAR)"
 
     def driver_options(self, conn: ConnectionFields) -> DriverOptions:
         return mysql_options(conn.conn_id, conn.extra)

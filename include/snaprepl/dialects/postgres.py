@@ -11,6 +11,7 @@ from snaprepl.dialects.base import (
     BIDIR,
     DELETE_MARK,
     BulkConnection,
+    BulkPipe,
     Column,
     ConnectionFields,
     DdlStep,
@@ -25,6 +26,7 @@ from snaprepl.dialects.connect import DriverOptions, checked_database, checked_h
 from snaprepl.dialects.lock_waits import PostgresLockWaits
 from snaprepl.dialects.postgres_copy import PostgresCopy
 from snaprepl.dialects.postgres_guards import PostgresGuards
+from snaprepl.dialects.postgres_mysql_pipe import PostgresMySqlPipe
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
 from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
@@ -62,11 +64,16 @@ class PostgresDialect(
         """``COPY`` through psycopg2, except on a JDBC-only connection."""
         return PostgresCopy(self, conn) if conn.conn_type != "jdbc" else None
 
-    def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> PostgresCopyPipe | None:
-        """``COPY TO`` piped into ``COPY FROM`` where both ends speak it, except on JDBC-only connections."""
-        if not dest.copy_text_protocol or "jdbc" in (conn.conn_type, dest_conn.conn_type):
+    def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> BulkPipe | None:
+        """``COPY TO`` piped into ``COPY FROM`` where both ends speak it, or into MariaDB's ``LOAD DATA
+        LOCAL INFILE``; none on JDBC-only connections."""
+        if "jdbc" in (conn.conn_type, dest_conn.conn_type):
             return None
-        return PostgresCopyPipe(self, conn, dest, dest_conn)
+        if dest.copy_text_protocol:
+            return PostgresCopyPipe(self, conn, dest, dest_conn)
+        if dest.load_data_local:
+            return PostgresMySqlPipe(self, conn, dest, dest_conn)
+        return None
 
     def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:
         return [f"SET lock_timeout = '{int(lock_seconds)}s'", f"SET statement_timeout = '{int(statement_seconds)}s'"]

@@ -57,6 +57,8 @@ class SqliteDialect(
     snaptime_type = "TEXT"
     dmltype_type = "TEXT"
     rowguid_type = "TEXT"
+    # Integer division already rounds down; FLOOR needs SQLite's optional math functions.
+    integer_quotient = "(({a}) / {b})"
     on_conflict_puts = True
     sqlalchemy_driver = "sqlite"
     # No read-only transactions: the connection refuses writes while they run, and functions are checked.

@@ -25,7 +25,7 @@ from snaprepl.catalog.run_lock import check_leases
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.progress import Progress
 from snaprepl.common.table_names import Ident
-from snaprepl.dialects import Column
+from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.refresh import transforms as T
 from snaprepl.refresh.change_pipe import Loader, pipe_loader
@@ -40,10 +40,11 @@ from snaprepl.sql.change_queries import (
     OP,
     ROWGUID,
     SNAPTIME,
-    change_columns,
     change_query,
     staged_batches_sql,
+    staged_changes_query,
     staging_index_sql,
+    window_groups_sql,
 )
 
 
@@ -94,27 +95,42 @@ def _spark_loader(
     stage_columns: list[Column],
     commit_rows: int,
 ) -> Loader:
-    """A loader of the staging table through Spark: the change query read by JDBC, the replayed
-    entries left out, commit batches numbered (steps 2 and 3 above), written by the destination's writer.
+    """A loader of the staging table through Spark: the change query, its commit batches numbered and
+    its operations named by the source database (:func:`staged_changes_query`, as the bulk pipe's),
+    read by JDBC, the replayed entries left out, written by the destination's writer (steps 2 and 3).
+
+    Numbering in the source keeps Spark's plan a read and a write, no window moving every row into
+    one partition. A batch that loses replayed entries is only smaller: a SNAPTIME group still
+    belongs to one batch.
 
     :param change: the change query, and the source table's columns by name.
     """
     spark = session_of(spark)
     log, source = window.log, ends.source_db.dialect
     query, source_columns = change
-    data_columns = stage_columns[4:]
-    read = [c.name for c in data_columns if c.name in source_columns]
+    data = [c.name for c in stage_columns[4:]]  # every one the source has (the caller's data columns)
+    groups = window_groups_sql(source, log, window.start, window.condition(source, "snaprepl_l."))
+    staged_query = staged_changes_query(source, (query, groups), log.key_columns, data, (), commit_rows)
     # Read once, by the staging write (one Spark job): pending_window found entries to apply, so
     # asking first whether any are left would only add a job. If none is (the log changed since),
     # the staging table stays empty and nothing is applied.
-    changes = ends.source_io.read(spark, query, change_columns(source, log, source_columns, read))
+    staged = ends.source_io.read(spark, staged_query, _staged_read_columns(source, source_columns, data))
     replayed = window.replayed
-    pending = T.exclude_replayed(changes, _replayed_frame(spark, replayed)) if replayed else changes
-    batched = T.assign_batches(pending, commit_rows)
-    staged = T.to_staging(batched, log.key_columns, [c.name for c in data_columns])
+    if replayed:
+        staged = T.exclude_replayed(staged, _replayed_frame(spark, replayed))
     schema = ends.snapshot.sn_dest_schema
-    # Changes are few next to a table: JDBC batches beat starting Python workers for COPY.
     return lambda stage: ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
+
+
+def _staged_read_columns(source: Dialect, source_columns: dict[str, Column], data: list[str]) -> list[Column]:
+    """The columns of :func:`staged_changes_query`'s result, typed in the source's dialect."""
+    return [
+        Column(BATCH, render(GenericType("integer"), source.name)),
+        Column(OP, render(GenericType("varchar(n)", length=1), source.name)),
+        Column(ROWGUID, render(GenericType("varchar(n)", length=255), source.name)),
+        Column(SNAPTIME, render(GenericType("timestamp"), source.name)),
+        *(source_columns[name] for name in data),
+    ]
 
 
 def _stage_columns(ends: Endpoints, data_columns: list[Column]) -> list[Column]:

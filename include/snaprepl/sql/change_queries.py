@@ -112,7 +112,7 @@ def staged_batches_sql(dialect: Dialect, staged: str) -> str:
 def staged_all_entries_sql(dialect: Dialect, staged: str) -> str:
     """The log entries (batch, ROWGUID, SNAPTIME) of every batch of the staging table ``staged``."""
     q = dialect.quote
-    return f"SELECT {q(BATCH)}, {q(ROWGUID)}, {q(SNAPTIME)} FROM {staged}"
+    return f"SELECT {q(BATCH)}, {q(ROWGUID)}, {dialect.snaptime_read.format(q(SNAPTIME))} FROM {staged}"
 
 
 def incremental_snapshot_query(
@@ -148,8 +148,7 @@ def staged_changes_query(
     commit_rows: int,
 ) -> str:
     """The rows of the change query as the destination's staging table holds them, numbered into
-    commit batches by the source database: what :mod:`snaprepl.refresh.transforms` does in Spark
-    (``assign_batches``, then ``to_staging``), for a change set streamed without Spark.
+    commit batches by the source database, for the bulk pipe and Spark's JDBC read alike.
 
     A group's entries before it (a running sum over the window's SNAPTIME groups, in SNAPTIME order)
     are the ``RANK()`` of its first row less one: the group belongs to the batch in which its first
@@ -167,10 +166,8 @@ def staged_changes_query(
     keys = {name: key_alias(i) for i, name in enumerate(key_columns)}
     integer = render(GenericType("integer"), dialect.name)
     before = f"SUM(g.{q(GROUP_ROWS)}) OVER (ORDER BY g.{q(SNAPTIME)}) - g.{q(GROUP_ROWS)}"
-    numbered = (
-        f"SELECT g.{q(SNAPTIME)}, CAST(FLOOR(({before}) / {int(commit_rows)}) AS {integer}) AS {q(BATCH)} "
-        f"FROM ({groups}) g"
-    )
+    batch = dialect.integer_quotient.format(a=before, b=int(commit_rows))
+    numbered = f"SELECT g.{q(SNAPTIME)}, CAST({batch} AS {integer}) AS {q(BATCH)} FROM ({groups}) g"
     values = [f"{'NULL' if name in lost else f'c.{q(keys.get(name, name))}'} AS {q(name)}" for name in columns]
     selected = [
         f"b.{q(BATCH)}",
