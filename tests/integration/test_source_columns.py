@@ -80,6 +80,7 @@ def test_a_snapshot_without_a_column_list_follows_its_source(pair, catalog, sett
     assert outcome.kind == INCREMENTAL and (outcome.rows_upserted, outcome.rows_deleted) == (2, 1)
     assert "column b dropped at the source: kept in the destination" in (outcome.note or "")
     assert ("widened" in (outcome.note or "")) == (source.dialect != "sqlite" and dest.dialect != "sqlite")
+    assert outcome.columns_followed >= 1 + ("widened" in (outcome.note or "")), "b dropped, and what was widened"
     expected = [(1, "b1", big, longer), (2, "b2", 2, "w2"), (4, None, 4, "w4")]
     assert dest.rows(f"SELECT id, b, c, w FROM {dest.q(dst)} ORDER BY id") == expected, "b keeps its values"
 
@@ -91,12 +92,14 @@ def test_a_snapshot_without_a_column_list_follows_its_source(pair, catalog, sett
     outcome = api.repl_refresh_inc_snapshot(name, **kw)
     assert outcome.kind == COMPLETE and "column d added at the source" in (outcome.note or "")
     assert "dropped" not in (outcome.note or ""), "a change is reported once"
+    assert outcome.columns_followed == 1, "d, added"
     expected = [(1, "b1", big, "dflt"), (2, "b2", 2, "two"), (4, None, 4, "dflt")]
     assert dest.rows(f"SELECT id, b, c, d FROM {dest.q(dst)} ORDER BY id") == expected
 
     source.run(f"UPDATE {source.q(src)} SET d = 'four' WHERE id = 4", f"INSERT INTO {source.q(src)} (id) VALUES (5)")
     outcome = api.repl_refresh_inc_snapshot(name, **kw)
     assert outcome.kind == INCREMENTAL and outcome.note is None and outcome.rows_upserted == 2
+    assert outcome.columns_followed == 0
     complete = api.repl_refresh_noninc_snapshot(name, **kw)
     assert complete.rows_copied == 4 and complete.note is None
     expected = [(1, "b1", "dflt"), (2, "b2", "two"), (4, None, "four"), (5, None, "dflt")]

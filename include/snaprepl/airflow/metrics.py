@@ -9,6 +9,7 @@ metric name (dots written ``__``; plain StatsD drops tags)::
     snaprepl.refresh.duration                 timing, ms     one refresh
     snaprepl.refresh.rows                     counter        rows copied, upserted and deleted
     snaprepl.refresh.lag_seconds              gauge          when the job measured the lag
+    snaprepl.refresh.column_changes           counter        source columns a refresh followed (added, dropped, widened)
     snaprepl.log.backlog                      gauge          log rows the copy has still to apply, when measured
     snaprepl.sync.duration / .rows            timing, counter  one pull, push or initial load
     snaprepl.sync.conflicts                   counter        conflicts a pull met
@@ -77,6 +78,9 @@ def refresh_metrics(outcome: dict[str, Any]) -> None:
     _send("timing", "snaprepl.refresh.duration", timedelta(seconds=float(outcome.get("duration_s") or 0)), copy, tags)
     rows = sum(int(outcome.get(k) or 0) for k in ("rows_copied", "rows_upserted", "rows_deleted"))
     _send("incr", "snaprepl.refresh.rows", rows, copy, tags)
+    followed = int(outcome.get("columns_followed") or 0)
+    if followed:
+        _send("incr", "snaprepl.refresh.column_changes", followed, copy)
     _measured(outcome, copy, "refresh")
 
 

@@ -54,6 +54,8 @@ class ColumnPlan:
     :param complete: columns were added: this refresh is complete, to fill them in every row.
     :param notes: what changed, for the refresh's output (each change is reported once).
     :param changes: SN_COLUMN_CHANGES after this refresh.
+    :param followed: how many columns this refresh follows for the first time (its outcome's
+        ``columns_followed``, the ``snaprepl.refresh.column_changes`` metric).
     """
 
     columns: tuple[Column, ...]
@@ -61,6 +63,7 @@ class ColumnPlan:
     complete: bool = False
     notes: tuple[str, ...] = ()
     changes: dict[str, list[str]] = field(default_factory=dict)
+    followed: int = 0
 
 
 def recorded_columns(snapshot: SnapshotRecord, dialect: Dialect) -> list[str]:
@@ -137,7 +140,7 @@ def plan_columns(catalog: Catalog, ends: Endpoints) -> ColumnPlan | None:
     columns = tuple(c for c in dest_info.columns if any(dest.same_name(c.name, n) for n in live))
     table = source_info.table
     query = incremental_snapshot_query(ends.source_db.dialect, live, table.schema, table.table, snapshot.sn_condition)
-    return ColumnPlan(columns, query, bool(added), tuple(notes), changes)
+    return ColumnPlan(columns, query, bool(added), tuple(notes), changes, len(added) + len(gone) + len(widened))
 
 
 def _plan_query(ends: Endpoints) -> ColumnPlan:
@@ -182,7 +185,8 @@ def _plan_query(ends: Endpoints) -> ColumnPlan:
         notes.append(f"{_columns(widened)} widened at the source: widened in the destination")
         _note(changes, "widened", widened)
     columns = tuple(c for c in dest_info.columns if held(c.name, result))
-    return ColumnPlan(columns, snapshot.sn_query, bool(added), tuple(notes), changes)
+    followed = len(added) + len(new_gone) + len(widened)
+    return ColumnPlan(columns, snapshot.sn_query, bool(added), tuple(notes), changes, followed)
 
 
 def record_plan(catalog: Catalog, snapshot: SnapshotRecord, plan: ColumnPlan) -> None:

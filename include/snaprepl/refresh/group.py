@@ -336,6 +336,7 @@ def _record(catalog: Catalog, member: _Member, started: float, started_at: datet
         last_ts=last_ts,
         duration_s=time.monotonic() - started,
         note="; ".join(notes) or None,
+        columns_followed=member.plan.followed if member.plan else 0,
     )
     return record_succeeded(catalog, outcome, started, started_at)
 

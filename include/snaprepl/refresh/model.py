@@ -90,6 +90,9 @@ class RefreshOutcome:
     #: (None: not measured).
     lag_seconds: float | None = None
     backlog: int | None = None
+    #: Columns of the source this refresh followed for the first time: added, dropped (kept here) or
+    #: widened (:attr:`snaprepl.refresh.columns.ColumnPlan.followed`).
+    columns_followed: int = 0
 
     def __str__(self) -> str:
         if self.kind == COMPLETE:

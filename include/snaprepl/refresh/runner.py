@@ -53,7 +53,7 @@ def run_refresh(spark: Any, request: RefreshRequest, *, catalog: Catalog) -> Ref
             outcome = _refresh(spark, catalog, request, ends, kind)
             if plan is not None:
                 record_plan(catalog, snapshot, plan)
-                outcome = _noted(outcome, plan.notes)
+                outcome = _noted(outcome, plan)
         except BaseException as err:
             failure = _failure(snapshot.sn_name, err, ends)
             catalog.update_snapshot(
@@ -89,10 +89,12 @@ def _follow(catalog: Catalog, ends: Endpoints, plan: ColumnPlan | None, kind: st
     return kind
 
 
-def _noted(outcome: RefreshOutcome, notes: tuple[str, ...]) -> RefreshOutcome:
-    if not notes:
+def _noted(outcome: RefreshOutcome, plan: ColumnPlan) -> RefreshOutcome:
+    """``outcome`` with what ``plan`` followed of the source's columns."""
+    if not plan.notes:
         return outcome
-    return dataclasses.replace(outcome, note="; ".join([*notes, *([outcome.note] if outcome.note else [])]))
+    note = "; ".join([*plan.notes, *([outcome.note] if outcome.note else [])])
+    return dataclasses.replace(outcome, note=note, columns_followed=plan.followed)
 
 
 def _refresh(spark: Any, catalog: Catalog, request: RefreshRequest, ends: Endpoints, kind: str) -> RefreshOutcome:

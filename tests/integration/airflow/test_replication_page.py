@@ -203,6 +203,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_d
         _record_history(catalog, record.sn_name)
         _record_history(catalog, hidden, shift=1)
         catalog.update_snapshot(record.sn_name, sn_verify_schedule="@weekly")  # "Verify" needs a verify DAG
+        # What a refresh records when it followed its source's columns (snaprepl.refresh.columns).
+        catalog.update_snapshot(record.sn_name, sn_column_changes=json.dumps({"kept": ["b"], "added": ["d", "e"]}))
         catalog.update_publication(item, sp_verify_schedule="@weekly")
         group, members = recorded_group(catalog, SRC, DST)
         dag_ids = [snapshot_dag_id(record.sn_name), snapshot_dag_id(hidden), publication_dag_id(item)]
@@ -364,6 +366,10 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
 
     snapshot_row = driver.find_element(By.CSS_SELECTOR, f"#snapshots tr[data-snapshot='{site.snapshot}']")
     assert snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify]").text.startswith("3 differences")
+    kept = snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=columns-kept]").text
+    added = snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=columns-added]").text
+    assert kept == "columns b dropped at the source, kept in the copy with their values", kept
+    assert added == "columns d, e added at the source and to the copy", added
     snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]").click()
     wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
     snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").click()

@@ -129,6 +129,23 @@ function actionButton(snapshot, label, complete) {
   return button;
 }
 
+// What the snapshot followed of its source's columns (snaprepl status's column_changes).
+const COLUMN_CHANGES = {
+  added: ["added at the source and to the copy", "small"],
+  widened: ["widened at the source and in the copy", "small"],
+  kept: ["dropped at the source, kept in the copy with their values", "small warn"],
+};
+
+function columnChanges(cell, changes) {
+  for (const [kind, [text, cls]] of Object.entries(COLUMN_CHANGES)) {
+    const names = (changes || {})[kind] || [];
+    if (!names.length) continue;
+    const line = el("span", `columns ${names.join(", ")} ${text}`, cls);
+    line.dataset.field = `columns-${kind}`;
+    cell.appendChild(line);
+  }
+}
+
 function drawSnapshots(snapshots) {
   const body = document.querySelector("#snapshots tbody");
   body.replaceChildren();
@@ -141,6 +158,7 @@ function drawSnapshots(snapshots) {
     row.dataset.snapshot = s.name;
     const name = cell(row, s.name);
     name.appendChild(el("span", s.group ? `in group ${s.group}: ${s.dag_id}` : s.dag_id, "small"));
+    columnChanges(name, s.column_changes);
     cell(row, s.type);
     const where = cell(row, s.source);
     where.appendChild(el("span", `→ ${s.destination}`, "small"));
