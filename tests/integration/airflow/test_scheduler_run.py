@@ -225,7 +225,9 @@ def test_an_unreachable_subscriber_stops_no_other_in_a_dag_run_nor_on_the_comman
             **{f"{step}__{s}": "success" for step in ("pull", "push") for s in subs},
         }, state()  # fmt: skip
         rows = {name: p.rows(db) for name, db in subs.items()}
-        assert all(r == p.rows(d.source) for r in rows.values()), (p.rows(d.source), rows)
+        assert all(r == p.rows(d.source) for r in rows.values()), (
+            f"publisher {p.rows(d.source)}, replicas {rows}\n{d.cluster.diagnostics(dag_id=p.dag_id, run_id=run_id)}"
+        )
         assert [r[1] for r in p.rows(d.source)] == ["pub", "sub2", "three"]
         failed = [r for r in d.catalog.history(p.item) if r.rh_dag_run_id == run_id and r.rh_outcome == "failed"]
         assert {(r.rh_kind, r.rh_server) for r in failed} == {("pull", GONE)} and all(r.rh_error for r in failed)
