@@ -10,7 +10,7 @@ import json
 import pytest
 
 from snaprepl.dialects import DIALECTS, Column
-from snaprepl.refresh import transforms as T
+from snaprepl.sql import change_queries as T
 from snaprepl.sql.change_queries import staging_index_sql
 from tests.support.databases import RealDatabase
 
