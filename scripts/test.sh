@@ -27,5 +27,5 @@ rm -rf "$site"
 echo "== the wheel, installed with only what it declares into a scratch venv (scripts/wheel_smoke.sh)"
 VENV="$VENV" bash scripts/wheel_smoke.sh
 
-echo "== pytest (two workers: pytest-xdist, each module on one worker, Airflow deployments on the same one)"
+echo "== pytest (two workers: pytest-xdist, each module on one worker, the Airflow-deployment modules in two groups)"
 exec "$VENV/bin/python" -m pytest -n 2 --dist loadgroup "$@"

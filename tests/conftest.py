@@ -41,20 +41,22 @@ os.environ.pop("AIRFLOW_CONN_SNAPREPL_CATALOG", None)
 SESSION_TAG = uuid.uuid4().hex[:8]
 
 
-#: Modules that run a whole Airflow deployment (api-server, scheduler, dag-processor): under pytest-xdist
-#: they share one worker, so two deployments never start at once on a small machine.
+#: Modules that run a whole Airflow deployment (api-server, scheduler, dag-processor), in two groups of
+#: about equal length: under pytest-xdist each group runs on one worker, so the two workers each run
+#: one deployment at a time (at most two at once). All four in one group made that worker the run's
+#: long pole (a 40-minute run, the other worker idle at the end).
 HEAVY_MODULES = {
-    "tests/integration/test_tls.py",
-    "tests/integration/airflow/test_airflow_uses.py",
-    "tests/integration/airflow/test_scheduler_run.py",
-    "tests/integration/airflow/test_replication_page.py",
+    "tests/integration/airflow/test_airflow_uses.py": "heavy-a",
+    "tests/integration/test_tls.py": "heavy-a",
+    "tests/integration/airflow/test_scheduler_run.py": "heavy-b",
+    "tests/integration/airflow/test_replication_page.py": "heavy-b",
 }
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadgroup``), each module's tests run on one worker (module
-    fixtures, e.g. an Airflow deployment, start once), and the heavy modules all on the same one.
+    fixtures, e.g. an Airflow deployment, start once), and the heavy modules in two groups.
     Every session fixture is per worker already: this file runs in each, with its own tag and home.
 
     ``tryfirst``: xdist reads the marks in its own ``pytest_collection_modifyitems`` (appending the
@@ -64,7 +66,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     for item in items:
         module = item.path.relative_to(REPO).as_posix()
-        item.add_marker(pytest.mark.xdist_group("heavy" if module in HEAVY_MODULES else module))
+        item.add_marker(pytest.mark.xdist_group(HEAVY_MODULES.get(module, module)))
 
 
 @pytest.hookimpl(tryfirst=True)
