@@ -16,6 +16,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
+from snaprepl.catalog.snapshots import replay_order
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.sql.change_queries import staged_all_entries_sql
 
@@ -51,11 +52,6 @@ class StagedEntries:
             for batch, guid, ts in rows:
                 self._batches.setdefault(int(batch), []).append((guid, times[ts]))
             for entries in self._batches.values():
-                entries.sort(key=_replay_order)  # the replay log's key order: written page after page
+                entries.sort(key=replay_order)  # the replay log's key order: written page after page
         except BaseException as err:  # handed to the run's own thread by of()
             self._error = err
-
-
-def _replay_order(entry: tuple[str, datetime]) -> tuple[datetime, str]:
-    """The replay log's key order (after its TARGET): SNAPTIME, then RLOG_ROWGUID."""
-    return entry[1], entry[0]
