@@ -356,6 +356,8 @@ class Dialect(Capabilities, ABC):
     copy_text_protocol: ClassVar[bool] = False
     #: Whether the database loads CSV with ``LOAD DATA LOCAL INFILE`` through PyMySQL (a bulk pipe's end).
     load_data_local: ClassVar[bool] = False
+    #: Whether the database is a file Python's sqlite3 writes (a bulk pipe's end, on the file's host).
+    sqlite_file: ClassVar[bool] = False
 
     def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> BulkPipe | None:
         """A way to stream a query's result from ``conn`` straight into a table of ``dest_conn`` (a

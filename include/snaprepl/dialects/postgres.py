@@ -28,6 +28,7 @@ from snaprepl.dialects.postgres_copy import PostgresCopy
 from snaprepl.dialects.postgres_guards import PostgresGuards
 from snaprepl.dialects.postgres_mysql_pipe import PostgresMySqlPipe
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
+from snaprepl.dialects.postgres_sqlite_pipe import PostgresSqlitePipe
 from snaprepl.dialects.postgres_swap import PostgresTableSwap
 from snaprepl.dialects.replace import PostgresRowReplacement
 from snaprepl.dialects.watermarks import XID_COLUMN, PostgresWatermarks
@@ -66,13 +67,15 @@ class PostgresDialect(
 
     def bulk_pipe(self, conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> BulkPipe | None:
         """``COPY TO`` piped into ``COPY FROM`` where both ends speak it, or into MariaDB's ``LOAD DATA
-        LOCAL INFILE``; none on JDBC-only connections."""
+        LOCAL INFILE``, or fetched into SQLite's ``executemany``; none on JDBC-only connections."""
         if "jdbc" in (conn.conn_type, dest_conn.conn_type):
             return None
         if dest.copy_text_protocol:
             return PostgresCopyPipe(self, conn, dest, dest_conn)
         if dest.load_data_local:
             return PostgresMySqlPipe(self, conn, dest, dest_conn)
+        if dest.sqlite_file:
+            return PostgresSqlitePipe(self, conn, dest, dest_conn)
         return None
 
     def session_setup_sql(self, lock_seconds: int, statement_seconds: int) -> list[str]:

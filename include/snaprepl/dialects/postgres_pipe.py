@@ -57,6 +57,8 @@ class QueryPipe:
 
     #: Finds the message a failed task of this pipe reported (after its failure mark).
     failure_pattern: re.Pattern[str] = _FAILURE
+    #: Whether the ranges load in parallel tasks (else one task loads them one after another).
+    parallel_ranges: bool = True
 
     def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
         self.source, self.dest = source, dest
@@ -96,7 +98,7 @@ class QueryPipe:
         # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
         # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
         # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
-        indexes = spark.range(0, len(copies_out), 1, len(copies_out))
+        indexes = spark.range(0, len(copies_out), 1, len(copies_out) if self.parallel_ranges else 1)
         counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
         return sum(int(row[0]) for row in counts)
 

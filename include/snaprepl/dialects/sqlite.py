@@ -66,6 +66,7 @@ class SqliteDialect(
     read_only_end = ("PRAGMA query_only = OFF",)
     spark_text_temporals = True
     spark_single_writer = True
+    sqlite_file = True
     file_database = True
     read_only_session = "PRAGMA query_only = ON"
 
