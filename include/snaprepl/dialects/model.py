@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from snaprepl.common.table_names import ResolvedTable
 
@@ -55,6 +55,9 @@ class BulkPipe(Protocol):
     """Streams a query's result from one database into a table of another, in parallel key ranges
     (see :meth:`snaprepl.dialects.base.Dialect.bulk_pipe`)."""
 
+    #: Whether the pipe commits every ``commit_rows`` rows of a range when asked (else it refuses).
+    chunked: ClassVar[bool]
+
     def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
         """Why the pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
 
@@ -65,8 +68,10 @@ class BulkPipe(Protocol):
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        commit_rows: int | None = None,
     ) -> int:
-        """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns)."""
+        """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns), each
+        range in one transaction or, with ``commit_rows`` (when :attr:`chunked`), one per that many rows."""
 
     def failure(self, err: BaseException) -> str | None:
         """The database's own message behind a failed copy, if ``err`` carries one."""

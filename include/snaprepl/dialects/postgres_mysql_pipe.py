@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from snaprepl.common import timeouts
 from snaprepl.dialects.model import BulkConnection, Column
@@ -50,6 +50,8 @@ _FAILURE = re.compile(re.escape(FAILURE_MARK) + r"([^\n]*)")
 
 class PostgresMySqlPipe:
     """Streams a query's result from a PostgreSQL database into a table of a MariaDB/MySQL one."""
+
+    chunked: ClassVar[bool] = False
 
     def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
         self.source, self.dest = source, dest
@@ -83,9 +85,12 @@ class PostgresMySqlPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        commit_rows: int | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
         rows) into ``target`` (schema, table, columns), one Spark task a range; the rows copied."""
+        if commit_rows is not None:
+            raise ValueError("the LOAD DATA pipe loads each range in one transaction")
         from pyspark.sql.types import LongType, StructField, StructType
 
         schema, table, dest_columns = target

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from snaprepl.common import timeouts
 from snaprepl.dialects.model import BulkConnection, Column
@@ -52,6 +53,8 @@ def comparable_type(type_sql: str) -> str:
 class PostgresCopyPipe:
     """Streams a query's result from one PostgreSQL database into a table of another (or the same)."""
 
+    chunked: ClassVar[bool] = True
+
     def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
         self.source, self.dest = source, dest
         self.source_conn, self.dest_conn = source_conn, dest_conn
@@ -70,15 +73,21 @@ class PostgresCopyPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        commit_rows: int | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
-        rows) into ``target`` (schema, table, columns), one Spark task a range; the rows copied.
+        rows) into ``target`` (schema, table, columns), one Spark task a range (one thread of this
+        process each when ``spark`` is None); the rows copied. ``commit_rows``: commit every that many
+        rows of a range (commits that do not wait for the disk; the caller flushes them), instead of
+        each range in one transaction.
 
         :raises Exception: Spark's, carrying the database's message when a range fails (see :meth:`failure`).
         """
+        copies_out, task = self._task(query, source_columns, ranges, target, commit_rows)
+        if spark is None:
+            return in_threads(task, len(copies_out))
         from pyspark.sql.types import LongType, StructField, StructType
 
-        copies_out, task = self._task(query, source_columns, ranges, target)
         # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
         # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
         # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
@@ -92,6 +101,7 @@ class PostgresCopyPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        commit_rows: int | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         """The ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
         schema, table, dest_columns = target
@@ -102,14 +112,16 @@ class PostgresCopyPipe:
         into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
         copy_in = f"COPY {self.dest.qualified(schema, table)} ({into}) FROM STDIN"
         limits = timeouts.current()  # the lock and statement timeouts every session of a refresh gets
+        unflushed = ["SET synchronous_commit = off"] if commit_rows else []
         task = pipe_task(
             (psycopg2_kwargs(self.source, self.source_conn), psycopg2_kwargs(self.dest, self.dest_conn)),
             (
                 [*TEXT_FORMS, *self.source.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
-                [*TEXT_FORMS, *self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
+                [*TEXT_FORMS, *self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds), *unflushed],
             ),
             copies_out,
             copy_in,
+            commit_rows=commit_rows,
         )
         return copies_out, task
 
@@ -125,10 +137,12 @@ def pipe_task(
     copies_out: list[str],
     copy_in: str,
     block_bytes: int = BLOCK_BYTES,
+    commit_rows: int | None = None,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
     with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``,
-    rows passed on in blocks of about ``block_bytes``.
+    rows passed on in blocks of about ``block_bytes``, in one destination transaction per range or,
+    with ``commit_rows``, one per that many rows (one ``COPY FROM`` each).
 
     Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
     closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
@@ -147,12 +161,18 @@ def pipe_task(
                 src.execute("SET TRANSACTION READ ONLY")  # the snapshot's query must not write
                 for statement in source_setup:
                     src.execute(statement)
+                # Chunks: each COPY FROM its own transaction, without a BEGIN and a COMMIT to wait for.
+                dst.autocommit = bool(commit_rows)
                 for statement in dest_setup:
                     dst.execute(statement)
-                with src.cursor() as out_cursor, dst.cursor() as in_cursor:
-                    with out_cursor.copy(copy_out) as out, in_cursor.copy(copy_in) as into:
-                        relay(out, into)
-                    return int(in_cursor.rowcount)  # committed as the connection's block ends
+                copied, ended = 0, False
+                with src.cursor() as out_cursor, dst.cursor() as in_cursor, out_cursor.copy(copy_out) as out:
+                    rows = iter(out)
+                    while not ended:
+                        with in_cursor.copy(copy_in) as into:
+                            ended = relay(rows, into, commit_rows)
+                        copied += int(in_cursor.rowcount)
+                return copied  # one range in one transaction: committed as the connection's block ends
 
         rows = 0
         try:
@@ -167,18 +187,40 @@ def pipe_task(
     return run
 
 
-def block_relay(block_bytes: int) -> Callable[[Any, Any], None]:
-    """A function writing the rows a COPY TO gives (one message each) to a COPY FROM in blocks of
-    about ``block_bytes``; a closure, so Spark's Python workers need nothing of snaprepl to run it."""
+def in_threads(task: Callable[[Iterator[Any]], Iterator[Any]], count: int) -> int:
+    """Run the pipe's ``task`` for the indexes ``0..count-1`` here, a thread each (psycopg waits for
+    the databases without the GIL); the rows copied. Every range runs to its end before a failure
+    is raised (the first, as a Spark job's would be)."""
+    import pyarrow as pa  # noqa: PLC0415
 
-    def relay(out: Any, into: Any) -> None:
+    def one(index: int) -> int:
+        return sum(int(b.column(0)[0].as_py()) for b in task(iter([pa.RecordBatch.from_pydict({"id": [index]})])))
+
+    with ThreadPoolExecutor(max_workers=count, thread_name_prefix="snaprepl-pipe") as pool:
+        futures = [pool.submit(one, index) for index in range(count)]
+    return sum(f.result() for f in futures)
+
+
+def block_relay(block_bytes: int) -> Callable[[Any, Any, int | None], bool]:
+    """A function writing the rows a COPY TO gives (one message each) to a COPY FROM in blocks of
+    about ``block_bytes``, at most ``limit`` rows of them when given; whether the rows ended. A closure,
+    so Spark's Python workers need nothing of snaprepl to run it."""
+
+    def relay(out: Any, into: Any, limit: int | None = None) -> bool:
         block = bytearray()
+        left = limit or -1
+        ended = True
         for row in out:
             block += row
             if len(block) >= block_bytes:
                 into.write(block)
                 block = bytearray()
+            left -= 1
+            if not left:
+                ended = False
+                break
         if block:
             into.write(block)
+        return ended
 
     return relay
