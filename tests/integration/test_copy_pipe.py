@@ -211,7 +211,12 @@ def test_ranges_piped_in_threads_commit_every_commit_rows_rows(pg_db, unique_nam
         f"COPY (SELECT * FROM {src} WHERE id >= 1200) TO STDOUT",
     ]
     task = pipe_task(
-        (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), ranges, f"COPY {dst} FROM STDIN", 200, commit_rows
+        (kwargs, kwargs),
+        (list(TEXT_FORMS), list(TEXT_FORMS)),
+        ranges,
+        f"COPY {dst} FROM STDIN",
+        200,
+        (commit_rows, None),
     )
     assert in_threads(task, len(ranges)) == 7 + 401
     assert _exact(pg_db, f"SELECT * FROM {dst} ORDER BY id") == _exact(pg_db, f"SELECT * FROM {src} ORDER BY id")
@@ -237,9 +242,40 @@ def test_a_failing_range_fails_the_threads_with_the_database_s_message(pg_db, un
         f"COPY (SELECT * FROM {src} WHERE id <= 50 ORDER BY id) TO STDOUT",
         f"COPY (SELECT * FROM {src} WHERE id > 50) TO STDOUT",
     ]
-    task = pipe_task((kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), ranges, f"COPY {dst} FROM STDIN", 1, 10)
+    task = pipe_task(
+        (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), ranges, f"COPY {dst} FROM STDIN", 1, (10, None)
+    )
     with pytest.raises(RuntimeError) as failed:
         in_threads(task, len(ranges))
     message = PostgresCopyPipe(info.dialect, info, info.dialect, info).failure(failed.value)
     assert message and message.startswith("UniqueViolation") and info.dialect.duplicate_key(message)
     assert [r[0] for r in pg_db.rows(f"SELECT id FROM {dst} ORDER BY id")] == [*range(1, 21), 25, *range(51, 101)]
+
+
+def test_a_check_raising_before_a_commit_leaves_that_chunk_uncommitted(pg_db, unique_name) -> None:
+    """The check each chunk gets right before its commit (a lease check of an initial load) stops the
+    range when it raises: the chunks before it stay, that one is rolled back, the error is the check's."""
+    from snaprepl.connections.lookup import get_connection
+    from snaprepl.dialects.postgres_copy import psycopg2_kwargs
+    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, in_threads, pipe_task
+
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} SELECT generate_series(1, 100)")
+    pg_db.run(f"CREATE TABLE {dst} (id int PRIMARY KEY)")
+    info = get_connection(pg_db.conn_id)
+    kwargs = psycopg2_kwargs(info.dialect, info)
+    checked: list[int] = []
+
+    def check(rows: int) -> None:
+        checked.append(rows)
+        if len(checked) == 3:
+            raise LookupError("taken over")
+
+    copy_out = [f"COPY (SELECT * FROM {src} ORDER BY id) TO STDOUT"]
+    task = pipe_task(
+        (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), copy_out, f"COPY {dst} FROM STDIN", 1, (10, check)
+    )
+    with pytest.raises(LookupError, match="taken over"):
+        in_threads(task, 1)
+    assert checked == [10, 10, 10]
+    assert [r[0] for r in pg_db.rows(f"SELECT id FROM {dst} ORDER BY id")] == list(range(1, 21))

@@ -14,12 +14,15 @@ triggers let pass. A row already there (a user's insert since the replica was fo
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+from snaprepl.bidir.init_loop import LOOP_ROWS
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import PublicationState
+from snaprepl.catalog.run_lock import check_leases
 from snaprepl.dialects import Column
-from snaprepl.dialects.model import BulkPipe
+from snaprepl.dialects.model import BulkPipe, Chunks
 from snaprepl.dialects.types import GenericType, render
 from snaprepl.errors import ReplicationError
 from snaprepl.spark import partitioning
@@ -81,7 +84,8 @@ class InitCopy:
         target = (sub.log.snl_schema, sub.log.snl_table, columns)
         try:
             # Here, a thread a key range: no Spark session to start, no Python workers for its tasks.
-            copied = pipe(None, self.query, self.state.publisher.columns, ranges, target, rows_per_commit)
+            chunks = Chunks(rows_per_commit, LeaseChecks().before_commit)
+            copied = pipe(None, self.query, self.state.publisher.columns, ranges, target, chunks)
         except Exception as err:
             cause = pipe.failure(err)
             if cause is None:
@@ -115,6 +119,25 @@ class InitCopy:
             if cause is None:
                 raise
             raise _failed(cause) from err
+
+
+class LeaseChecks:
+    """Checks, before chunks commit, that this run still holds its leases (a run taken over, thought
+    dead, commits nothing more): once every about LOOP_ROWS rows the copy's threads commit together,
+    as the staged apply's loop checks once a statement."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._unchecked = 0
+
+    def before_commit(self, rows: int) -> None:
+        with self._lock:
+            self._unchecked += rows
+            due = self._unchecked >= LOOP_ROWS
+            if due:
+                self._unchecked = 0
+        if due:
+            check_leases()
 
 
 def _failed(cause: str) -> ReplicationError:

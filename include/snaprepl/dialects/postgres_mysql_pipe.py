@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from snaprepl.common import timeouts
-from snaprepl.dialects.model import BulkConnection, Column
+from snaprepl.dialects.model import BulkConnection, Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 from snaprepl.dialects.postgres_pipe import BLOCK_BYTES, TEXT_FORMS
 from snaprepl.dialects.types import to_generic
@@ -85,12 +85,12 @@ class PostgresMySqlPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
-        commit_rows: int | None = None,
+        chunks: Chunks | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
         rows) into ``target`` (schema, table, columns), one Spark task a range; the rows copied."""
-        if commit_rows is not None:
-            raise ValueError("the LOAD DATA pipe loads each range in one transaction")
+        if chunks is not None or spark is None:
+            raise ValueError("the LOAD DATA pipe loads each range in one transaction, in a Spark task")
         from pyspark.sql.types import LongType, StructField, StructType
 
         schema, table, dest_columns = target

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from snaprepl.common import timeouts
-from snaprepl.dialects.model import BulkConnection, Column
+from snaprepl.dialects.model import BulkConnection, Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 
 if TYPE_CHECKING:
@@ -73,17 +73,18 @@ class PostgresCopyPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
-        commit_rows: int | None = None,
+        chunks: Chunks | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
         rows) into ``target`` (schema, table, columns), one Spark task a range (one thread of this
-        process each when ``spark`` is None); the rows copied. ``commit_rows``: commit every that many
-        rows of a range (commits that do not wait for the disk; the caller flushes them), instead of
-        each range in one transaction.
+        process each when ``spark`` is None); the rows copied: each range in one transaction, or in
+        ``chunks`` (a check of each, in this process only).
 
         :raises Exception: Spark's, carrying the database's message when a range fails (see :meth:`failure`).
         """
-        copies_out, task = self._task(query, source_columns, ranges, target, commit_rows)
+        if spark is not None and chunks is not None and chunks.check is not None:
+            raise ValueError("a Spark task cannot call back this process before its commits")
+        copies_out, task = self._task(query, source_columns, ranges, target, chunks)
         if spark is None:
             return in_threads(task, len(copies_out))
         from pyspark.sql.types import LongType, StructField, StructType
@@ -101,7 +102,7 @@ class PostgresCopyPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
-        commit_rows: int | None = None,
+        chunks: Chunks | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         """The ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
         schema, table, dest_columns = target
@@ -112,7 +113,7 @@ class PostgresCopyPipe:
         into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
         copy_in = f"COPY {self.dest.qualified(schema, table)} ({into}) FROM STDIN"
         limits = timeouts.current()  # the lock and statement timeouts every session of a refresh gets
-        unflushed = ["SET synchronous_commit = off"] if commit_rows else []
+        unflushed = ["SET synchronous_commit = off"] if chunks else []
         task = pipe_task(
             (psycopg2_kwargs(self.source, self.source_conn), psycopg2_kwargs(self.dest, self.dest_conn)),
             (
@@ -121,7 +122,7 @@ class PostgresCopyPipe:
             ),
             copies_out,
             copy_in,
-            commit_rows=commit_rows,
+            commits=(chunks.rows, chunks.check) if chunks else None,
         )
         return copies_out, task
 
@@ -137,19 +138,20 @@ def pipe_task(
     copies_out: list[str],
     copy_in: str,
     block_bytes: int = BLOCK_BYTES,
-    commit_rows: int | None = None,
+    commits: tuple[int, Callable[[int], None] | None] | None = None,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
     with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``,
     rows passed on in blocks of about ``block_bytes``, in one destination transaction per range or,
-    with ``commit_rows``, one per that many rows (one ``COPY FROM`` each).
+    with ``commits`` (rows, check), one per that many rows (one ``COPY FROM`` each, ``check`` called
+    with its rows before it ends, when given; see :class:`~snaprepl.dialects.model.Chunks`).
 
     Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
     closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
     """
     source_kwargs, dest_kwargs = connect
     source_setup, dest_setup = setup
-
+    commit_rows, check = commits or (None, None)
     relay = block_relay(block_bytes)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
@@ -170,7 +172,10 @@ def pipe_task(
                     rows = iter(out)
                     while not ended:
                         with in_cursor.copy(copy_in) as into:
-                            ended = relay(rows, into, commit_rows)
+                            written = relay(rows, into, commit_rows)
+                            if check is not None:
+                                check(written)  # raising ends the COPY with an error: nothing committed
+                        ended = not commit_rows or written < commit_rows
                         copied += int(in_cursor.rowcount)
                 return copied  # one range in one transaction: committed as the connection's block ends
 
@@ -201,26 +206,24 @@ def in_threads(task: Callable[[Iterator[Any]], Iterator[Any]], count: int) -> in
     return sum(f.result() for f in futures)
 
 
-def block_relay(block_bytes: int) -> Callable[[Any, Any, int | None], bool]:
+def block_relay(block_bytes: int) -> Callable[[Any, Any, int | None], int]:
     """A function writing the rows a COPY TO gives (one message each) to a COPY FROM in blocks of
-    about ``block_bytes``, at most ``limit`` rows of them when given; whether the rows ended. A closure,
-    so Spark's Python workers need nothing of snaprepl to run it."""
+    about ``block_bytes``, at most ``limit`` rows of them when given; the rows written (fewer than
+    ``limit``: the rows ended). A closure, so Spark's Python workers need nothing of snaprepl to run it."""
 
-    def relay(out: Any, into: Any, limit: int | None = None) -> bool:
+    def relay(out: Any, into: Any, limit: int | None = None) -> int:
         block = bytearray()
-        left = limit or -1
-        ended = True
+        written = 0
         for row in out:
             block += row
             if len(block) >= block_bytes:
                 into.write(block)
                 block = bytearray()
-            left -= 1
-            if not left:
-                ended = False
+            written += 1
+            if written == limit:
                 break
         if block:
             into.write(block)
-        return ended
+        return written
 
     return relay
