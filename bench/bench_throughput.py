@@ -133,6 +133,8 @@ def measure(cur: Any, conn_id: str, dbname: str, changes: int, kind: str, args: 
 
 
 def row(result: dict[str, Any]) -> list[str]:
+    """A result's table row: changes, kind, min / median of the whole and of the floor, rows per
+    second of each (medians), whole/floor of the minima and of the medians."""
     wholes, floors, n = result["wholes"], result["floors"], result["changes"]
     whole_mid, floor_mid = statistics.median(wholes), statistics.median(floors)
     return [
@@ -146,17 +148,26 @@ def row(result: dict[str, Any]) -> list[str]:
     ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def size_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments every throughput benchmark takes: change-set sizes, table size, kinds, runs, phases."""
     parser.add_argument("--changes", default="100000", help="changed rows per refresh, comma-separated")
     parser.add_argument("--large", action="store_true", help="also 1,000,000 changes")
     parser.add_argument("--table-rows", type=int, default=2_000_000)
     parser.add_argument("--kinds", default=",".join(KINDS), help="update, mix or both")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--phases", action="store_true", help="one more refresh under bench/phases.py")
-    args = parser.parse_args()
+
+
+def sizes_and_kinds(args: argparse.Namespace) -> tuple[list[int], list[str]]:
     sizes = [int(s) for s in args.changes.split(",") if s.strip()] + ([1_000_000] if args.large else [])
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    return sizes, [k.strip() for k in args.kinds.split(",") if k.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    size_arguments(parser)
+    args = parser.parse_args()
+    sizes, kinds = sizes_and_kinds(args)
     if set(kinds) - set(KINDS):
         parser.error("--kinds takes update, mix or both")
     catalog()

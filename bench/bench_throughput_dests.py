@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import tempfile
 import threading
@@ -36,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
-from bench_refresh import FILL, TABLE_DDL, min_median, print_phases, spark_mode
-from bench_throughput import COLUMNS, KINDS, change, log_names
+from bench_refresh import FILL, TABLE_DDL, print_phases, spark_mode
+from bench_throughput import COLUMNS, KINDS, change, log_names, row, size_arguments, sizes_and_kinds
 from common import bench_database, catalog, print_table, snaprepl
 
 DESTS = ("mysql", "sqlite")
@@ -162,33 +161,16 @@ def measure(dest: str, ends: dict[str, Any], changes: int, kind: str, args: argp
     return {"dest": dest, "changes": changes, "kind": kind, "wholes": wholes, "floors": floors}
 
 
-def row(result: dict[str, Any]) -> list[str]:
-    wholes, floors, n = result["wholes"], result["floors"], result["changes"]
-    whole_mid, floor_mid = statistics.median(wholes), statistics.median(floors)
-    return [
-        NAMES[result["dest"]],
-        f"{n:,}",
-        result["kind"],
-        min_median(wholes),
-        min_median(floors),
-        f"{n / whole_mid:,.0f}",
-        f"{n / floor_mid:,.0f}",
-        f"{min(wholes) / min(floors):.2f} / {whole_mid / floor_mid:.2f}",
-    ]
+def dest_row(result: dict[str, Any]) -> list[str]:
+    return [NAMES[result["dest"]], *row(result)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dests", default=",".join(DESTS), help="mysql, sqlite or both")
-    parser.add_argument("--changes", default="100000", help="changed rows per refresh, comma-separated")
-    parser.add_argument("--large", action="store_true", help="also 1,000,000 changes")
-    parser.add_argument("--table-rows", type=int, default=2_000_000)
-    parser.add_argument("--kinds", default=",".join(KINDS), help="update, mix or both")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--phases", action="store_true", help="one more refresh under bench/phases.py")
+    size_arguments(parser)
     args = parser.parse_args()
-    sizes = [int(s) for s in args.changes.split(",") if s.strip()] + ([1_000_000] if args.large else [])
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    sizes, kinds = sizes_and_kinds(args)
     dests = [d.strip() for d in args.dests.split(",") if d.strip()]
     if set(kinds) - set(KINDS) or set(dests) - set(DESTS):
         parser.error("--kinds takes update, mix or both; --dests mysql, sqlite or both")
@@ -226,7 +208,7 @@ def main() -> None:
         "floor rows/s",
         "whole/floor",
     ]
-    print_table(headers, [row(r) for r in results])
+    print_table(headers, [dest_row(r) for r in results])
     subprocess.run(["uptime"], check=False)
 
 

@@ -3,13 +3,8 @@ does, through Airflow's ``Stats`` when ``[metrics]`` turns a backend on, to a re
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-
 from snaprepl.airflow.cli_metrics import metrics_configured
-from tests.support.statsd import StatsdListener
+from tests.support.statsd import send_metrics
 
 _SEND = (
     "from snaprepl.airflow.cli_metrics import send_verify_metrics; import sys; "
@@ -24,20 +19,5 @@ def test_the_cli_sends_the_verify_metric_only_when_metrics_are_on(tmp_path, monk
     monkeypatch.delenv("AIRFLOW_CONFIG", raising=False)
     assert not metrics_configured(), "no backend: nothing is sent and Airflow is not imported"
 
-    listener = StatsdListener()
-    try:
-        env = {
-            **os.environ,
-            "AIRFLOW__METRICS__STATSD_ON": "True",
-            "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
-            "AIRFLOW__METRICS__STATSD_PORT": str(listener.port),
-            "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",
-        }
-        done = subprocess.run([sys.executable, "-c", _SEND], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not listener.lines():
-            time.sleep(0.1)
-        assert "airflow.snaprepl.verify.differences,copy=d_conn:3|g" in listener.lines(), listener.lines()
-    finally:
-        listener.close()
+    lines = send_metrics(_SEND)
+    assert "airflow.snaprepl.verify.differences,copy=d_conn:3|g" in lines, lines

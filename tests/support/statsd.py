@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
+from collections.abc import Callable
 
 
 class StatsdListener:
@@ -39,3 +44,25 @@ class StatsdListener:
         self._stop.set()
         self._thread.join()
         self.socket.close()
+
+
+def send_metrics(code: str, until: Callable[[list[str]], bool] = bool) -> list[str]:
+    """Run Python ``code`` in a new interpreter whose Airflow ``[metrics]`` send StatsD (InfluxDB tags)
+    to a listener of this test; the lines received once ``until`` says they are all there (at most 10 s)."""
+    listener = StatsdListener()
+    try:
+        env = {
+            **os.environ,
+            "AIRFLOW__METRICS__STATSD_ON": "True",
+            "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+            "AIRFLOW__METRICS__STATSD_PORT": str(listener.port),
+            "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",
+        }
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not until(listener.lines()):
+            time.sleep(0.1)
+        return listener.lines()
+    finally:
+        listener.close()

@@ -39,7 +39,7 @@ def test_the_mariadb_pipe_takes_only_types_whose_csv_text_both_read_alike() -> N
     for source, dest in [("boolean", "tinyint(1)"), ("bytea", "longblob"), ("timestamptz", "datetime(6)"),
                          ("real", "float"), ("integer", "bigint"), ("numeric(10,2)", "decimal(12,2)")]:  # fmt: skip
         refusal = pipe.refusal([Column("c", source)], [Column("c", dest)])
-        assert refusal == f"column c is {dest} in the destination and {source} in the query"
+        assert refusal == f"column c is {dest} in the destination but {source} in the query"
 
 
 def test_the_mariadb_pipe_connects_with_the_connection_s_charset_and_tls() -> None:

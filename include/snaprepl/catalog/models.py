@@ -20,6 +20,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -182,10 +183,13 @@ SYS_SNAPSHOT_CR = Table(
 SYS_RPLOG = Table(
     "SYS_RPLOG",
     metadata,
-    Column("TARGET", NAME, primary_key=True, comment="snapshot (SN_NAME) the entry was applied to"),
-    Column("RLOG_ROWGUID", ASCII_IDENT, primary_key=True),
+    Column("TARGET", NAME, nullable=False, comment="snapshot (SN_NAME) the entry was applied to"),
+    Column("RLOG_ROWGUID", ASCII_IDENT, nullable=False),
     Column("SNAPTIME", TIMESTAMP, nullable=False),
-    Index("ix_sys_rplog_target_snaptime", "TARGET", "SNAPTIME"),
+    # In the order refreshes write it (a refresh's SNAPTIMEs come after those already there): its
+    # entries go at the end of the one index, not all over a key of random UUIDs (migration 0018).
+    PrimaryKeyConstraint("TARGET", "SNAPTIME", "RLOG_ROWGUID", name="pk_sys_rplog"),
+    sqlite_with_rowid=False,
 )
 
 SYS_URPLOG = Table(

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from snaprepl.catalog import models as m
 from snaprepl.catalog.base import CatalogDatabase, column_values
-from snaprepl.catalog.bulk_rows import insert_rows
+from snaprepl.catalog.bulk_rows import insert_columns
 from snaprepl.catalog.records import GroupMemberRecord, SnapshotRecord, utcnow
 from snaprepl.errors import SnapreplError
 
@@ -74,6 +74,8 @@ class Snapshots(CatalogDatabase):
 
     def record_applied(self, name: str, entries: Sequence[tuple[str, datetime]], last_ts: datetime | None) -> None:
         """Record log entries applied to ``name`` and move SN_LAST_TS forward to ``last_ts``, atomically.
+        ``entries`` in the replay log's key order (SNAPTIME, then RLOG_ROWGUID) are written page after
+        page (any order is correct; this one is fast).
 
         Entries the replay log already lists are skipped: a refresh by transaction ids re-applies, after
         a run that died half way, what that run had applied (rows are read current, so nothing changes)."""
@@ -90,8 +92,10 @@ class Snapshots(CatalogDatabase):
             if skip_known:
                 entries = _unknown(conn, name, entries)
             if entries:
-                rows = [(name, guid, ts) for guid, ts in entries]
-                insert_rows(conn, m.SYS_RPLOG, ("TARGET", "RLOG_ROWGUID", "SNAPTIME"), rows)
+                guids: list[Any] = [guid for guid, _ in entries]
+                times = [ts for _, ts in entries]
+                columns = {"TARGET": [name] * len(guids), "RLOG_ROWGUID": guids, "SNAPTIME": times}
+                insert_columns(conn, m.SYS_RPLOG, columns)
             if last_ts is not None:
                 conn.execute(
                     sa.update(m.SYS_SNAPSHOT)
@@ -136,7 +140,16 @@ def _unknown(conn: sa.Connection, name: str, entries: Sequence[tuple[str, dateti
     t = m.SYS_RPLOG.c
     known: set[str] = set()
     guids = [guid for guid, _ in entries]
+    since = min(ts for _, ts in entries)  # the key's (TARGET, SNAPTIME) prefix finds them
     for start in range(0, len(guids), 500):
-        query = sa.select(t.RLOG_ROWGUID).where(t.TARGET == name, t.RLOG_ROWGUID.in_(guids[start : start + 500]))
+        chunk = guids[start : start + 500]
+        query = sa.select(t.RLOG_ROWGUID).where(t.TARGET == name, t.SNAPTIME >= since, t.RLOG_ROWGUID.in_(chunk))
         known.update(row[0] for row in conn.execute(query))
     return [(guid, ts) for guid, ts in entries if guid not in known]
+
+
+def replay_order(entry: tuple[str, datetime]) -> tuple[datetime, str]:
+    """Sort key of a log entry (RLOG_ROWGUID, SNAPTIME) in the replay log's key order within one
+    snapshot: SNAPTIME, then RLOG_ROWGUID. :meth:`Snapshots.record_applied` writes entries so
+    ordered page after page."""
+    return entry[1], entry[0]

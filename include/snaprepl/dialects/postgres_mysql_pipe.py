@@ -19,16 +19,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
-from snaprepl.common import timeouts
 from snaprepl.dialects.model import BulkConnection, Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
-from snaprepl.dialects.postgres_pipe import BLOCK_BYTES, TEXT_FORMS
+from snaprepl.dialects.postgres_pipe import BLOCK_BYTES, QueryPipe
 from snaprepl.dialects.types import to_generic
-
-if TYPE_CHECKING:
-    from snaprepl.dialects.base import Dialect
 
 #: Generic types whose CSV text PostgreSQL writes as MariaDB reads it.
 SAME_TEXT = {
@@ -48,22 +44,14 @@ FAILURE_MARK = "snaprepl LOAD DATA pipe failed: "
 _FAILURE = re.compile(re.escape(FAILURE_MARK) + r"([^\n]*)")
 
 
-class PostgresMySqlPipe:
+class PostgresMySqlPipe(QueryPipe):
     """Streams a query's result from a PostgreSQL database into a table of a MariaDB/MySQL one."""
 
-    chunked: ClassVar[bool] = False
+    failure_pattern = _FAILURE
 
-    def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
-        self.source, self.dest = source, dest
-        self.source_conn, self.dest_conn = source_conn, dest_conn
-
-    def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
-        """Why this pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
-        for src, dst in zip(source_columns, dest_columns, strict=True):
-            sent, kept = to_generic(src.type_sql, self.source.name), to_generic(dst.type_sql, self.dest.name)
-            if sent.name not in SAME_TEXT or sent != kept:
-                return f"column {dst.name} is {dst.type_sql} in the destination and {src.type_sql} in the query"
-        return self._server_refusal()
+    def _carries(self, src: Column, dst: Column) -> bool:
+        sent, kept = to_generic(src.type_sql, self.source.name), to_generic(dst.type_sql, self.dest.name)
+        return sent.name in SAME_TEXT and sent == kept
 
     def _server_refusal(self) -> str | None:
         """Why the destination's server refuses LOAD DATA LOCAL INFILE (its ``local_infile`` is off, as
@@ -78,21 +66,14 @@ class PostgresMySqlPipe:
             return f"the destination could not be asked whether it allows LOAD DATA LOCAL INFILE ({err})"
         return None if row and int(row[0]) else "the destination's server has local_infile off"
 
-    def __call__(
+    def _task(
         self,
-        spark: Any,
         query: str,
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
-    ) -> int:
-        """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
-        rows) into ``target`` (schema, table, columns), one Spark task a range; the rows copied."""
-        if chunks is not None or spark is None:
-            raise ValueError("the LOAD DATA pipe loads each range in one transaction, in a Spark task")
-        from pyspark.sql.types import LongType, StructField, StructType
-
+    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
         copies_out = [
@@ -106,24 +87,8 @@ class PostgresMySqlPipe:
             "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' LINES TERMINATED BY '\\n' "
             f"({into})"
         )
-        limits = timeouts.current()
-        task = load_task(
-            (psycopg2_kwargs(self.source, self.source_conn), pymysql_kwargs(self.dest_conn)),
-            (
-                [*TEXT_FORMS, *self.source.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
-                self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds),
-            ),
-            copies_out,
-            load,
-        )
-        indexes = spark.range(0, len(copies_out), 1, len(copies_out))
-        counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
-        return sum(int(row[0]) for row in counts)
-
-    def failure(self, err: BaseException) -> str | None:
-        """The database's message a failed pipe task reported, found in the error Spark raised, or None."""
-        found = _FAILURE.search(str(err))
-        return found.group(1).strip() if found else None
+        connect = (psycopg2_kwargs(self.source, self.source_conn), pymysql_kwargs(self.dest_conn))
+        return copies_out, load_task(connect, self._setup(), copies_out, load)
 
 
 def pymysql_kwargs(conn: BulkConnection) -> dict[str, Any]:

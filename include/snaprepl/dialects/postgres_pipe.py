@@ -50,10 +50,16 @@ def comparable_type(type_sql: str) -> str:
     return _COLLATE.sub("", type_sql).strip().lower()
 
 
-class PostgresCopyPipe:
-    """Streams a query's result from one PostgreSQL database into a table of another (or the same)."""
+class QueryPipe:
+    """What every pipe from a PostgreSQL source shares: its two ends, the refusal by column, the Spark
+    job of one task a key range, and the database's message found in a failed task's error. A pipe
+    says which columns it carries (:meth:`_carries`), what else may refuse it
+    (:meth:`_server_refusal`), and builds its statements and task (:meth:`_task`)."""
 
-    chunked: ClassVar[bool] = True
+    #: Finds the message a failed task of this pipe reported (after its failure mark).
+    failure_pattern: re.Pattern[str] = _FAILURE
+    #: Whether the pipe commits a range in :class:`~snaprepl.dialects.model.Chunks` when asked.
+    chunked: ClassVar[bool] = False
 
     def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
         self.source, self.dest = source, dest
@@ -62,8 +68,16 @@ class PostgresCopyPipe:
     def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
         """Why this pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
         for src, dst in zip(source_columns, dest_columns, strict=True):
-            if comparable_type(src.type_sql) != comparable_type(dst.type_sql):
+            if not self._carries(src, dst):
                 return f"column {dst.name} is {dst.type_sql} in the destination but {src.type_sql} in the query"
+        return self._server_refusal()
+
+    def _carries(self, src: Column, dst: Column) -> bool:
+        """Whether source column ``src`` reaches destination column ``dst`` as the same value."""
+        raise NotImplementedError
+
+    def _server_refusal(self) -> str | None:
+        """Why the destination's server refuses this pipe, or None."""
         return None
 
     def __call__(
@@ -78,10 +92,12 @@ class PostgresCopyPipe:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
         rows) into ``target`` (schema, table, columns), one Spark task a range (one thread of this
         process each when ``spark`` is None); the rows copied: each range in one transaction, or in
-        ``chunks`` (a check of each, in this process only).
+        ``chunks`` (when :attr:`chunked`; a check of each, in this process only).
 
         :raises Exception: Spark's, carrying the database's message when a range fails (see :meth:`failure`).
         """
+        if chunks is not None and not self.chunked:
+            raise ValueError(f"{type(self).__name__} loads each range in one transaction")
         if spark is not None and chunks is not None and chunks.check is not None:
             raise ValueError("a Spark task cannot call back this process before its commits")
         copies_out, task = self._task(query, source_columns, ranges, target, chunks)
@@ -104,7 +120,40 @@ class PostgresCopyPipe:
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
-        """The ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
+        """The source's ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
+        raise NotImplementedError
+
+    def _setup(self) -> tuple[list[str], list[str]]:
+        """The statements each task's source and destination sessions run first: the text forms on
+        the source, and the lock and statement timeouts every session of a refresh gets."""
+        limits = timeouts.current()
+        return (
+            [*TEXT_FORMS, *self.source.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
+            list(self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds)),
+        )
+
+    def failure(self, err: BaseException) -> str | None:
+        """The database's message a failed pipe task reported, found in the error Spark raised, or None."""
+        found = self.failure_pattern.search(str(err))
+        return found.group(1).strip() if found else None
+
+
+class PostgresCopyPipe(QueryPipe):
+    """Streams a query's result from one PostgreSQL database into a table of another (or the same)."""
+
+    chunked: ClassVar[bool] = True
+
+    def _carries(self, src: Column, dst: Column) -> bool:
+        return comparable_type(src.type_sql) == comparable_type(dst.type_sql)
+
+    def _task(
+        self,
+        query: str,
+        source_columns: Sequence[Column],
+        ranges: Sequence[str | None],
+        target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
+    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
         copies_out = [
@@ -112,24 +161,16 @@ class PostgresCopyPipe:
         ]
         into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
         copy_in = f"COPY {self.dest.qualified(schema, table)} ({into}) FROM STDIN"
-        limits = timeouts.current()  # the lock and statement timeouts every session of a refresh gets
-        unflushed = ["SET synchronous_commit = off"] if chunks else []
+        source_setup, dest_setup = self._setup()
+        unflushed = ["SET synchronous_commit = off"] if chunks else []  # the caller flushes them
         task = pipe_task(
             (psycopg2_kwargs(self.source, self.source_conn), psycopg2_kwargs(self.dest, self.dest_conn)),
-            (
-                [*TEXT_FORMS, *self.source.session_setup_sql(limits.lock_seconds, limits.statement_seconds)],
-                [*TEXT_FORMS, *self.dest.session_setup_sql(limits.lock_seconds, limits.statement_seconds), *unflushed],
-            ),
+            (source_setup, [*TEXT_FORMS, *dest_setup, *unflushed]),
             copies_out,
             copy_in,
             commits=(chunks.rows, chunks.check) if chunks else None,
         )
         return copies_out, task
-
-    def failure(self, err: BaseException) -> str | None:
-        """The database's message a failed pipe task reported, found in the error Spark raised, or None."""
-        found = _FAILURE.search(str(err))
-        return found.group(1).strip() if found else None
 
 
 def pipe_task(

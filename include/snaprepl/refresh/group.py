@@ -46,6 +46,7 @@ from typing import Any
 from snaprepl.catalog import run_history
 from snaprepl.catalog.records import LogRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases, snapshot_lock_name
+from snaprepl.catalog.snapshots import replay_order
 from snaprepl.catalog.store import Catalog
 from snaprepl.catalog.table_lineage import chain_levels
 from snaprepl.common.table_names import Ident
@@ -319,7 +320,8 @@ def _record(catalog: Catalog, member: _Member, started: float, started_at: datet
     else:
         kind, last_ts = INCREMENTAL, snapshot.sn_last_ts
         if member.entries:
-            last_ts = member.window.watermark(max(ts for _, ts in member.entries))
+            member.entries.sort(key=replay_order)
+            last_ts = member.window.watermark(member.entries[-1][1])
             catalog.record_applied(snapshot.sn_name, member.entries, last_ts)
         record_xids(catalog, snapshot, member.window)
         notes += [member.window.note] if member.window.note else []
