@@ -1,5 +1,6 @@
-"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber
-(:mod:`snaprepl.bidir.init_stage`), then merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
+"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows copied straight into an empty replica
+where the COPY pipe can, else staged on the subscriber (:mod:`snaprepl.bidir.init_stage`), then merged
+into its replica (see :mod:`snaprepl.bidir.sync`)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def init(
     *,
     atomic: bool = False,
 ) -> Outcome:
-    """REPL_INIT_SNAPSHOT of ``server``: stage the publisher's rows on the subscriber, then apply them
-    ``rows_per_commit`` at a time; ``atomic`` applies them all, and removes the rows the publisher
-    lacks, in one transaction (a backfill's reload: readers see the old replica or the new one)."""
+    """REPL_INIT_SNAPSHOT of ``server``: copy the publisher's rows straight into an empty replica, or
+    stage them on the subscriber, then apply them; ``rows_per_commit`` at a time either way. ``atomic``
+    stages and applies them all, and removes the rows the publisher lacks, in one transaction (a
+    backfill's reload: readers see the old replica or the new one)."""
     started = time.monotonic()
     if rows_per_commit < 1:
         raise ReplicationError("rows_per_commit must be at least 1")
