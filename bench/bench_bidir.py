@@ -11,7 +11,10 @@ Each figure is measured in every --spark mode (``submit``: a spark-submit per sy
 sync runs in the CLI on a Spark Connect server this script starts and stops), as min / median of
 --runs runs (each sync run with a fresh set of changes).
 
-    .venv/bin/python bench/bench_bidir.py --spark submit,connect [--only sync|init]
+    .venv/bin/python bench/bench_bidir.py --spark submit,connect [--only sync|init] [--phases]
+
+With --phases, one more initial load at each setting runs under bench/phases.py, which prints where
+its time goes (the Spark session, the copy, the apply, the CLI around them).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import subprocess
 import time
 from typing import Any
 
-from bench_refresh import FILL, TABLE_DDL, min_median, ratio, spark_mode
+from bench_refresh import FILL, TABLE_DDL, min_median, print_phases, ratio, spark_mode
 from common import bench_database, catalog, print_table, snaprepl
 
 ITEMS_DDL = "CREATE TABLE items (id int PRIMARY KEY, name varchar(40), price numeric(10,2))"
@@ -92,6 +95,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of every figure (min / median)")
     parser.add_argument("--spark", default="submit", help="Spark modes, side by side: submit, connect or both")
     parser.add_argument("--only", choices=["sync", "init"], help="measure (a) sync or (b) init alone")
+    parser.add_argument("--phases", action="store_true", help="(b): one more load a setting under bench/phases.py")
     args = parser.parse_args()
     modes = [m.strip() for m in args.spark.split(",") if m.strip()]
     if not modes or set(modes) - {"submit", "connect"}:
@@ -194,6 +198,13 @@ def measure_inits(args: argparse.Namespace, modes: list[str]) -> list[list[str]]
                         inits.append(elapsed)
                         copies.append(copy_pipe_between(src_name, dst_name, "big", "copy_ref"))
                         print(f"(b) {mode}, {per_commit} rows per commit: {elapsed:.1f} s\n{report}", flush=True)
+                    if args.phases:  # where one more load's time goes (not among the figures)
+                        snaprepl(f"REPL_CREATE_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
+                        print_phases(
+                            f"REPL_INIT_SNAPSHOT(REPL_SERVER_NAME('{dst_id}'), 'big@{src_id}', 2, {per_commit})",
+                            f"{mode}, {per_commit} rows per commit",
+                        )
+                        snaprepl(f"REPL_DROP_SNAPSHOT_SUB({server}, 'big@{src_id}', 2)")
                     rows.append(
                         [
                             mode,

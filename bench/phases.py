@@ -39,6 +39,14 @@ PHASES = [
     ("snaprepl.refresh.complete", "_copy"),
     ("snaprepl.refresh.complete", "_replace"),
     ("snaprepl.refresh.runner", "record_succeeded"),
+    ("snaprepl.bidir.sync", "PublicationSync.init"),
+    ("snaprepl.bidir.init", "_bookmark"),
+    ("snaprepl.bidir.init", "is_empty"),
+    ("snaprepl.bidir.init_stage", "InitCopy.__init__"),
+    ("snaprepl.bidir.init_stage", "InitCopy.straight_into"),
+    ("snaprepl.bidir.init_stage", "InitCopy.into"),
+    ("snaprepl.bidir.init", "_chunks"),
+    ("snaprepl.bidir.init", "apply_staged"),
 ]
 #: Spark Connect client methods that make one request each.
 REQUESTS = ("_execute_and_fetch", "_analyze", "config")

@@ -189,3 +189,93 @@ def test_rows_pass_in_blocks_of_any_size_unchanged(pg_db, unique_name, block_byt
     out = list(task(iter([pa.RecordBatch.from_pydict({"id": [0, 1]})])))
     assert out[0].column(0).to_pylist() == [len(pg_db.rows(f"SELECT id FROM {src}"))]
     assert _exact(pg_db, f"SELECT * FROM {dst} ORDER BY id") == _exact(pg_db, f"SELECT * FROM {src} ORDER BY id")
+
+
+@pytest.mark.parametrize("commit_rows", [1, 50, 10_000])
+def test_ranges_piped_in_threads_commit_every_commit_rows_rows(pg_db, unique_name, commit_rows: int) -> None:
+    """With ``commit_rows`` each range commits every that many rows (a transaction each: the rows'
+    xmin), the last chunk of a range holding the rest; run in threads of this process (what an
+    initial load into an empty replica does), the destination reads back exactly the source's rows."""
+    from snaprepl.connections.lookup import get_connection
+    from snaprepl.dialects.postgres_copy import psycopg2_kwargs
+    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, in_threads, pipe_task
+
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    _fill(pg_db, src)
+    pg_db.run(f"INSERT INTO {src} (id, t) SELECT g, repeat('x', g) FROM generate_series(1000, 1400) g")
+    pg_db.run(f"CREATE TABLE {dst} (LIKE {src})")
+    info = get_connection(pg_db.conn_id)
+    kwargs = psycopg2_kwargs(info.dialect, info)
+    ranges = [
+        f"COPY (SELECT * FROM {src} WHERE id < 1200) TO STDOUT",
+        f"COPY (SELECT * FROM {src} WHERE id >= 1200) TO STDOUT",
+    ]
+    task = pipe_task(
+        (kwargs, kwargs),
+        (list(TEXT_FORMS), list(TEXT_FORMS)),
+        ranges,
+        f"COPY {dst} FROM STDIN",
+        200,
+        (commit_rows, None),
+    )
+    assert in_threads(task, len(ranges)) == 7 + 401
+    assert _exact(pg_db, f"SELECT * FROM {dst} ORDER BY id") == _exact(pg_db, f"SELECT * FROM {src} ORDER BY id")
+    sizes = [n for (n,) in pg_db.rows(f"SELECT COUNT(*) FROM {dst} GROUP BY xmin")]
+    per_range = (207, 201)  # ids 1-6, 100 and 1000-1199; 1200-1400
+    assert max(sizes) <= commit_rows
+    assert len(sizes) == sum(-(-n // commit_rows) for n in per_range)
+
+
+def test_a_failing_range_fails_the_threads_with_the_database_s_message(pg_db, unique_name) -> None:
+    """A range that fails (a key already in the destination) raises the database's message, after every
+    other range ran to its end; the chunks committed before stay."""
+    from snaprepl.connections.lookup import get_connection
+    from snaprepl.dialects.postgres_copy import psycopg2_kwargs
+    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, PostgresCopyPipe, in_threads, pipe_task
+
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} SELECT generate_series(1, 100)")
+    pg_db.run(f"CREATE TABLE {dst} (id int PRIMARY KEY)", f"INSERT INTO {dst} VALUES (25)")
+    info = get_connection(pg_db.conn_id)
+    kwargs = psycopg2_kwargs(info.dialect, info)
+    ranges = [
+        f"COPY (SELECT * FROM {src} WHERE id <= 50 ORDER BY id) TO STDOUT",
+        f"COPY (SELECT * FROM {src} WHERE id > 50) TO STDOUT",
+    ]
+    task = pipe_task(
+        (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), ranges, f"COPY {dst} FROM STDIN", 1, (10, None)
+    )
+    with pytest.raises(RuntimeError) as failed:
+        in_threads(task, len(ranges))
+    message = PostgresCopyPipe(info.dialect, info, info.dialect, info).failure(failed.value)
+    assert message and message.startswith("UniqueViolation") and info.dialect.duplicate_key(message)
+    assert [r[0] for r in pg_db.rows(f"SELECT id FROM {dst} ORDER BY id")] == [*range(1, 21), 25, *range(51, 101)]
+
+
+def test_a_check_raising_before_a_commit_leaves_that_chunk_uncommitted(pg_db, unique_name) -> None:
+    """The check each chunk gets right before its commit (a lease check of an initial load) stops the
+    range when it raises: the chunks before it stay, that one is rolled back, the error is the check's."""
+    from snaprepl.connections.lookup import get_connection
+    from snaprepl.dialects.postgres_copy import psycopg2_kwargs
+    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, in_threads, pipe_task
+
+    src, dst = f"{unique_name}_s", f"{unique_name}_d"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)", f"INSERT INTO {src} SELECT generate_series(1, 100)")
+    pg_db.run(f"CREATE TABLE {dst} (id int PRIMARY KEY)")
+    info = get_connection(pg_db.conn_id)
+    kwargs = psycopg2_kwargs(info.dialect, info)
+    checked: list[int] = []
+
+    def check(rows: int) -> None:
+        checked.append(rows)
+        if len(checked) == 3:
+            raise LookupError("taken over")
+
+    copy_out = [f"COPY (SELECT * FROM {src} ORDER BY id) TO STDOUT"]
+    task = pipe_task(
+        (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), copy_out, f"COPY {dst} FROM STDIN", 1, (10, check)
+    )
+    with pytest.raises(LookupError, match="taken over"):
+        in_threads(task, 1)
+    assert checked == [10, 10, 10]
+    assert [r[0] for r in pg_db.rows(f"SELECT id FROM {dst} ORDER BY id")] == list(range(1, 21))

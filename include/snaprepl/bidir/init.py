@@ -1,5 +1,6 @@
-"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows staged on the subscriber
-(:mod:`snaprepl.bidir.init_stage`), then merged into its replica (see :mod:`snaprepl.bidir.sync`)."""
+"""REPL_INIT_SNAPSHOT of a subscriber: the publisher's rows copied straight into an empty replica
+where the COPY pipe can, else staged on the subscriber (:mod:`snaprepl.bidir.init_stage`), then merged
+into its replica (see :mod:`snaprepl.bidir.sync`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from snaprepl.bidir.guard import guard_init
 from snaprepl.bidir.init_loop import apply_in_loops
-from snaprepl.bidir.init_stage import CHUNK, InitCopy
+from snaprepl.bidir.init_stage import BY_PIPE, CHUNK, AlreadyThere, InitCopy
 from snaprepl.bidir.sides import Side
 from snaprepl.bidir.state import PublicationState
 from snaprepl.catalog.records import SubscriptionRecord, utcnow
@@ -35,9 +36,10 @@ def init(
     *,
     atomic: bool = False,
 ) -> Outcome:
-    """REPL_INIT_SNAPSHOT of ``server``: stage the publisher's rows on the subscriber, then apply them
-    ``rows_per_commit`` at a time; ``atomic`` applies them all, and removes the rows the publisher
-    lacks, in one transaction (a backfill's reload: readers see the old replica or the new one)."""
+    """REPL_INIT_SNAPSHOT of ``server``: copy the publisher's rows straight into an empty replica, or
+    stage them on the subscriber, then apply them; ``rows_per_commit`` at a time either way. ``atomic``
+    stages and applies them all, and removes the rows the publisher lacks, in one transaction (a
+    backfill's reload: readers see the old replica or the new one)."""
     started = time.monotonic()
     if rows_per_commit < 1:
         raise ReplicationError("rows_per_commit must be at least 1")
@@ -54,24 +56,8 @@ def init(
         # every chunk leaves alone anyway.
         fresh = is_empty(sub)
         source = InitCopy(state, max_partitions)
-        copy = Progress(f"initial load of {server}: copy", source.estimate, estimated=True, bar=True).start()
-        stage = sub.dialect.shorten(f"snaprepl_init_{uuid.uuid5(uuid.NAMESPACE_URL, state.item + server).hex[:10]}")
-        try:
-            with reporting_tasks(state.spark, copy.tasks):
-                copied_by = source.into(sub, stage, rows_per_commit)
-            chunks = _chunks(sub, stage, outcome, fresh)
-            copy.reached(outcome.rows, total=outcome.rows)
-            staged = time.monotonic()
-            apply = Progress(f"initial load of {server}: apply", outcome.rows, bar=True).start()
-            apply_staged(sub, stage, [c.name for c in state.publisher.columns], chunks, (atomic, fresh), apply)
-            commits = 1 if atomic else len(chunks) + 1
-            outcome.notes.append(
-                f"copied to a staging table by {copied_by} in {staged - started:.1f} s, "
-                f"applied in {commits} commits in {time.monotonic() - staged:.1f} s"
-            )
-        finally:
-            with sub.db.session() as session:
-                session.execute(sub.dialect.drop_table_sql(sub.log.snl_schema, stage))
+        if not (fresh and not atomic and _straight(source, sub, outcome, rows_per_commit)):
+            _staged(source, sub, outcome, (rows_per_commit, atomic, fresh))
         state.catalog.update_subscription(
             server,
             state.item,
@@ -85,6 +71,55 @@ def init(
     sub.db.dispose()
     outcome.duration_s = time.monotonic() - started
     return outcome
+
+
+def _straight(source: InitCopy, sub: Side, outcome: Outcome, rows_per_commit: int) -> bool:
+    """Copy the rows straight into ``sub``'s empty replica (no staging table), committing every
+    ``rows_per_commit`` rows; False when it cannot, or when a row it copied was there already (a user's
+    insert since the replica was found empty): the rows committed stay, and the staged load merges."""
+    started = time.monotonic()
+    copy = Progress(f"initial load of {outcome.server}: copy", source.estimate, estimated=True, bar=True).start()
+    try:
+        copied = source.straight_into(sub, rows_per_commit)
+    except AlreadyThere as there:
+        outcome.notes.append(f"a row was in the replica already ({there}): staged and merged instead")
+        return False
+    if copied is None:
+        return False
+    outcome.rows = copied
+    copy.reached(copied, total=copied)
+    outcome.notes.append(
+        f"copied straight into the empty replica by {BY_PIPE} (without Spark), committing every "
+        f"{rows_per_commit} rows, in {time.monotonic() - started:.1f} s"
+    )
+    return True
+
+
+def _staged(source: InitCopy, sub: Side, outcome: Outcome, how: tuple[int, bool, bool]) -> None:
+    """Copy the rows into a staging table on ``sub``, then apply them to its replica ``rows_per_commit``
+    at a time (or in one transaction when ``atomic``); ``fresh``: the replica was found empty."""
+    rows_per_commit, atomic, fresh = how
+    fresh = fresh and is_empty(sub)  # not when a straight copy stopped at a row there already
+    started = time.monotonic()
+    state, server = source.state, outcome.server
+    copy = Progress(f"initial load of {server}: copy", source.estimate, estimated=True, bar=True).start()
+    stage = sub.dialect.shorten(f"snaprepl_init_{uuid.uuid5(uuid.NAMESPACE_URL, state.item + server).hex[:10]}")
+    try:
+        with reporting_tasks(state.spark, copy.tasks):
+            copied_by = source.into(sub, stage, rows_per_commit)
+        chunks = _chunks(sub, stage, outcome, fresh)
+        copy.reached(outcome.rows, total=outcome.rows)
+        staged = time.monotonic()
+        apply = Progress(f"initial load of {server}: apply", outcome.rows, bar=True).start()
+        apply_staged(sub, stage, [c.name for c in state.publisher.columns], chunks, (atomic, fresh), apply)
+        commits = 1 if atomic else len(chunks) + 1
+        outcome.notes.append(
+            f"copied to a staging table by {copied_by} in {staged - started:.1f} s, "
+            f"applied in {commits} commits in {time.monotonic() - staged:.1f} s"
+        )
+    finally:
+        with sub.db.session() as session:
+            session.execute(sub.dialect.drop_table_sql(sub.log.snl_schema, stage))
 
 
 def _bookmark(state: PublicationState, record: SubscriptionRecord, sub: Side, server: str) -> dict[str, str]:

@@ -97,6 +97,11 @@ class BidirSets:
         the transaction writes nothing itself."""
         return []
 
+    def duplicate_key(self, message: str) -> bool:
+        """Whether ``message``, a failed bulk copy's (see :meth:`~snaprepl.dialects.model.BulkPipe.failure`),
+        says a row's key was in the table already."""
+        return False
+
     def chunk_loop_sql(
         self, setup: Sequence[str], statements: Sequence[str], chunks: Sequence[int]
     ) -> list[str] | None:
@@ -222,6 +227,10 @@ class PostgresBidirSets(OnConflictBidirSets):
         # Still atomic and, once committed, visible to every session; only a crash of the server within
         # a fraction of a second (wal_writer_delay) could lose it, and the load's last commit flushes it.
         return ["SET LOCAL synchronous_commit = off"]
+
+    def duplicate_key(self, message: str) -> bool:
+        # The COPY pipe's failures start with psycopg's class of the SQLSTATE (23505).
+        return message.startswith("UniqueViolation")
 
     def flushing_commit_sql(self) -> list[str]:
         # A transaction without a transaction id commits without flushing the WAL: take one.

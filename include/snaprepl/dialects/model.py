@@ -4,9 +4,9 @@ and the session and connection shapes a dialect reads."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from snaprepl.common.table_names import ResolvedTable
 
@@ -51,9 +51,22 @@ class BulkConnection(ConnectionFields, Protocol):
     def sqlalchemy_url(self) -> URL: ...
 
 
+@dataclass(frozen=True)
+class Chunks:
+    """A bulk pipe's commits every ``rows`` rows of a key range (each its own transaction, not waiting
+    for the disk: the caller flushes them). ``check``, only where the ranges run in this process, is
+    called with a chunk's rows right before it commits: raising leaves it uncommitted, and fails the range."""
+
+    rows: int
+    check: Callable[[int], None] | None = None
+
+
 class BulkPipe(Protocol):
     """Streams a query's result from one database into a table of another, in parallel key ranges
     (see :meth:`snaprepl.dialects.base.Dialect.bulk_pipe`)."""
+
+    #: Whether the pipe commits a range in :class:`Chunks` when asked (else it refuses).
+    chunked: ClassVar[bool]
 
     def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
         """Why the pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
@@ -65,8 +78,11 @@ class BulkPipe(Protocol):
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
     ) -> int:
-        """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns)."""
+        """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns), each
+        range in one transaction or (when :attr:`chunked`) in ``chunks``; with ``spark`` None, the ranges
+        run in this process."""
 
     def failure(self, err: BaseException) -> str | None:
         """The database's own message behind a failed copy, if ``err`` carries one."""

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from snaprepl.dialects.model import BulkConnection, Column
+from snaprepl.dialects.model import BulkConnection, Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 from snaprepl.dialects.postgres_pipe import BLOCK_BYTES, QueryPipe
 from snaprepl.dialects.types import to_generic
@@ -72,6 +72,7 @@ class PostgresMySqlPipe(QueryPipe):
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)

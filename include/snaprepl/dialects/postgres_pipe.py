@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from snaprepl.common import timeouts
-from snaprepl.dialects.model import BulkConnection, Column
+from snaprepl.dialects.model import BulkConnection, Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 
 if TYPE_CHECKING:
@@ -58,7 +59,9 @@ class QueryPipe:
     #: Finds the message a failed task of this pipe reported (after its failure mark).
     failure_pattern: re.Pattern[str] = _FAILURE
     #: Whether the ranges load in parallel tasks (else one task loads them one after another).
-    parallel_ranges: bool = True
+    parallel_ranges: ClassVar[bool] = True
+    #: Whether the pipe commits a range in :class:`~snaprepl.dialects.model.Chunks` when asked.
+    chunked: ClassVar[bool] = False
 
     def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
         self.source, self.dest = source, dest
@@ -86,15 +89,24 @@ class QueryPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
-        rows) into ``target`` (schema, table, columns), one Spark task a range; the rows copied.
+        rows) into ``target`` (schema, table, columns), one Spark task a range (one thread of this
+        process each when ``spark`` is None); the rows copied: each range in one transaction, or in
+        ``chunks`` (when :attr:`chunked`; a check of each, in this process only).
 
         :raises Exception: Spark's, carrying the database's message when a range fails (see :meth:`failure`).
         """
+        if chunks is not None and not self.chunked:
+            raise ValueError(f"{type(self).__name__} loads each range in one transaction")
+        if spark is not None and chunks is not None and chunks.check is not None:
+            raise ValueError("a Spark task cannot call back this process before its commits")
+        copies_out, task = self._task(query, source_columns, ranges, target, chunks)
+        if spark is None:
+            return in_threads(task, len(copies_out), len(copies_out) if self.parallel_ranges else 1)
         from pyspark.sql.types import LongType, StructField, StructType
 
-        copies_out, task = self._task(query, source_columns, ranges, target)
         # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
         # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
         # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
@@ -108,6 +120,7 @@ class QueryPipe:
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         """The source's ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
         raise NotImplementedError
@@ -130,6 +143,8 @@ class QueryPipe:
 class PostgresCopyPipe(QueryPipe):
     """Streams a query's result from one PostgreSQL database into a table of another (or the same)."""
 
+    chunked: ClassVar[bool] = True
+
     def _carries(self, src: Column, dst: Column) -> bool:
         return comparable_type(src.type_sql) == comparable_type(dst.type_sql)
 
@@ -139,6 +154,7 @@ class PostgresCopyPipe(QueryPipe):
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
@@ -148,11 +164,13 @@ class PostgresCopyPipe(QueryPipe):
         into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
         copy_in = f"COPY {self.dest.qualified(schema, table)} ({into}) FROM STDIN"
         source_setup, dest_setup = self._setup()
+        unflushed = ["SET synchronous_commit = off"] if chunks else []  # the caller flushes them
         task = pipe_task(
             (psycopg2_kwargs(self.source, self.source_conn), psycopg2_kwargs(self.dest, self.dest_conn)),
-            (source_setup, [*TEXT_FORMS, *dest_setup]),
+            (source_setup, [*TEXT_FORMS, *dest_setup, *unflushed]),
             copies_out,
             copy_in,
+            commits=(chunks.rows, chunks.check) if chunks else None,
         )
         return copies_out, task
 
@@ -163,17 +181,20 @@ def pipe_task(
     copies_out: list[str],
     copy_in: str,
     block_bytes: int = BLOCK_BYTES,
+    commits: tuple[int, Callable[[int], None] | None] | None = None,
 ) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
     with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``,
-    rows passed on in blocks of about ``block_bytes``.
+    rows passed on in blocks of about ``block_bytes``, in one destination transaction per range or,
+    with ``commits`` (rows, check), one per that many rows (one ``COPY FROM`` each, ``check`` called
+    with its rows before it ends, when given; see :class:`~snaprepl.dialects.model.Chunks`).
 
     Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
     closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
     """
     source_kwargs, dest_kwargs = connect
     source_setup, dest_setup = setup
-
+    commit_rows, check = commits or (None, None)
     relay = block_relay(block_bytes)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
@@ -185,12 +206,21 @@ def pipe_task(
                 src.execute("SET TRANSACTION READ ONLY")  # the snapshot's query must not write
                 for statement in source_setup:
                     src.execute(statement)
+                # Chunks: each COPY FROM its own transaction, without a BEGIN and a COMMIT to wait for.
+                dst.autocommit = bool(commit_rows)
                 for statement in dest_setup:
                     dst.execute(statement)
-                with src.cursor() as out_cursor, dst.cursor() as in_cursor:
-                    with out_cursor.copy(copy_out) as out, in_cursor.copy(copy_in) as into:
-                        relay(out, into)
-                    return int(in_cursor.rowcount)  # committed as the connection's block ends
+                copied, ended = 0, False
+                with src.cursor() as out_cursor, dst.cursor() as in_cursor, out_cursor.copy(copy_out) as out:
+                    rows = iter(out)
+                    while not ended:
+                        with in_cursor.copy(copy_in) as into:
+                            written = relay(rows, into, commit_rows)
+                            if check is not None:
+                                check(written)  # raising ends the COPY with an error: nothing committed
+                        ended = not commit_rows or written < commit_rows
+                        copied += int(in_cursor.rowcount)
+                return copied  # one range in one transaction: committed as the connection's block ends
 
         rows = 0
         try:
@@ -205,18 +235,38 @@ def pipe_task(
     return run
 
 
-def block_relay(block_bytes: int) -> Callable[[Any, Any], None]:
-    """A function writing the rows a COPY TO gives (one message each) to a COPY FROM in blocks of
-    about ``block_bytes``; a closure, so Spark's Python workers need nothing of snaprepl to run it."""
+def in_threads(task: Callable[[Iterator[Any]], Iterator[Any]], count: int, threads: int | None = None) -> int:
+    """Run the pipe's ``task`` for the indexes ``0..count-1`` here, in ``threads`` threads (default:
+    one each; psycopg waits for the databases without the GIL); the rows copied. Every range runs to its end before a
+    failure is raised (the first, as a Spark job's would be)."""
+    import pyarrow as pa  # noqa: PLC0415
 
-    def relay(out: Any, into: Any) -> None:
+    def one(index: int) -> int:
+        return sum(int(b.column(0)[0].as_py()) for b in task(iter([pa.RecordBatch.from_pydict({"id": [index]})])))
+
+    with ThreadPoolExecutor(max_workers=threads or count, thread_name_prefix="snaprepl-pipe") as pool:
+        futures = [pool.submit(one, index) for index in range(count)]
+    return sum(f.result() for f in futures)
+
+
+def block_relay(block_bytes: int) -> Callable[[Any, Any, int | None], int]:
+    """A function writing the rows a COPY TO gives (one message each) to a COPY FROM in blocks of
+    about ``block_bytes``, at most ``limit`` rows of them when given; the rows written (fewer than
+    ``limit``: the rows ended). A closure, so Spark's Python workers need nothing of snaprepl to run it."""
+
+    def relay(out: Any, into: Any, limit: int | None = None) -> int:
         block = bytearray()
+        written = 0
         for row in out:
             block += row
             if len(block) >= block_bytes:
                 into.write(block)
                 block = bytearray()
+            written += 1
+            if written == limit:
+                break
         if block:
             into.write(block)
+        return written
 
     return relay

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from snaprepl.dialects.model import Column
+from snaprepl.dialects.model import Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
 from snaprepl.dialects.postgres_pipe import QueryPipe
 from snaprepl.dialects.types import to_generic
@@ -48,7 +48,7 @@ class PostgresSqlitePipe(QueryPipe):
     """Streams a query's result from a PostgreSQL database into a table of a SQLite one."""
 
     failure_pattern = _FAILURE
-    parallel_ranges = False  # one writer
+    parallel_ranges: ClassVar[bool] = False  # one writer
 
     def _carries(self, src: Column, dst: Column) -> bool:
         sent, kept = to_generic(src.type_sql, self.source.name), to_generic(dst.type_sql, self.dest.name)
@@ -60,6 +60,7 @@ class PostgresSqlitePipe(QueryPipe):
         source_columns: Sequence[Column],
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
+        chunks: Chunks | None = None,
     ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
         schema, table, dest_columns = target
         select = ", ".join(

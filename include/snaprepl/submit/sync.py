@@ -65,6 +65,9 @@ def prepare_sync(request: SyncRequest, catalog: Catalog, settings: Settings) -> 
         run_id=request.run_id,
         name=f"snaprepl-sync-{request.action}-{request.run_id[:8]}",
         spark_conn=publication.sp_spark_conn if publication else None,
+        # An initial load into an empty PostgreSQL replica copies without Spark: its job opens the
+        # session only if it stages the rows.
+        lazy_session=request.action == "init",
     )
 
 
