@@ -23,8 +23,11 @@ AWKWARD = [
     "unicode: żółć 漢字 🚀",
     "",
 ]
-TYPES = "id bigint PRIMARY KEY, t text, v varchar(200), f double precision, ts timestamp(6), d date, i int, s smallint"
-COLUMNS = ("id", "t", "v", "f", "ts", "d", "i", "s")
+TYPES = (
+    "id bigint PRIMARY KEY, t text, v varchar(200), f double precision, ts timestamp(6), d date, i int, "
+    "s smallint, j jsonb, u uuid, c char(6)"
+)
+COLUMNS = ("id", "t", "v", "f", "ts", "d", "i", "s", "j", "u", "c")
 
 
 @pytest.fixture
@@ -46,12 +49,13 @@ def _fill(pg_db, src: str) -> None:
     for i, text in enumerate(AWKWARD, start=1):
         pg_db.run(
             f"INSERT INTO {src} VALUES (%s, %s, %s, %s, "
-            "timestamp '2026-01-02 03:04:05.123456' + %s * interval '1 day', date '1999-12-31' + %s, %s, %s)",
-            params=[i, text, text[::-1], [1.0 / 3, 1e308, -0.0, 5e-324][i % 4], i, i, -i, i],
+            "timestamp '2026-01-02 03:04:05.123456' + %s * interval '1 day', date '1999-12-31' + %s, %s, %s, "
+            "jsonb_build_object('k', %s, 'n', %s), gen_random_uuid(), %s)",
+            params=[i, text, text[::-1], [1.0 / 3, 1e308, -0.0, 5e-324][i % 4], i, i, -i, i, text, i, text[:3]],
         )
     pg_db.run(
         f"INSERT INTO {src} VALUES (50, 'whole second', 'x', 2.5, timestamp '1970-01-01 00:00:00', "
-        "date '0001-01-01', 2147483647, -32768)",
+        "date '0001-01-01', 2147483647, -32768, '[1, \"two\", null]', NULL, 'abcdef')",
         f"INSERT INTO {src} (id) VALUES (100)",  # NULL in every column
     )
 

@@ -11,6 +11,7 @@ from snaprepl.connections.lookup import ConnectionInfo
 from snaprepl.dialects import Column, get_dialect
 from snaprepl.dialects.postgres_mysql_pipe import PostgresMySqlPipe, pymysql_kwargs
 from snaprepl.dialects.postgres_pipe import PostgresCopyPipe
+from snaprepl.dialects.postgres_sqlite_pipe import PostgresSqlitePipe
 from snaprepl.spark.io import PredicatePartitioning, RangePartitioning
 from snaprepl.spark.partitioning import key_ranges
 
@@ -20,11 +21,11 @@ def conn(conn_type: str, **fields: Any) -> ConnectionInfo:
     return ConnectionInfo(conn_id="c", conn_type=conn_type, **{**values, **fields})
 
 
-def test_only_postgres_to_postgres_or_mariadb_over_psycopg_gets_a_pipe() -> None:
+def test_only_postgres_to_postgres_mariadb_or_sqlite_over_psycopg_gets_a_pipe() -> None:
     pg, my, lite = get_dialect("postgres"), get_dialect("mysql"), get_dialect("sqlite")
     assert isinstance(pg.bulk_pipe(conn("postgres"), pg, conn("postgres")), PostgresCopyPipe)
     assert isinstance(pg.bulk_pipe(conn("postgres"), my, conn("mysql")), PostgresMySqlPipe)
-    assert pg.bulk_pipe(conn("postgres"), lite, conn("sqlite", host=None)) is None
+    assert isinstance(pg.bulk_pipe(conn("postgres"), lite, conn("sqlite", host=None)), PostgresSqlitePipe)
     assert my.bulk_pipe(conn("mysql"), pg, conn("postgres")) is None
     assert lite.bulk_pipe(conn("sqlite", host=None), pg, conn("postgres")) is None
     jdbc = conn("jdbc", host=None, extra={"url": "jdbc:postgresql://db.example.com/app"})
@@ -38,6 +39,19 @@ def test_the_mariadb_pipe_takes_only_types_whose_csv_text_both_read_alike() -> N
     assert isinstance(pipe, PostgresMySqlPipe)
     for source, dest in [("boolean", "tinyint(1)"), ("bytea", "longblob"), ("timestamptz", "datetime(6)"),
                          ("real", "float"), ("integer", "bigint"), ("numeric(10,2)", "decimal(12,2)")]:  # fmt: skip
+        refusal = pipe.refusal([Column("c", source)], [Column("c", dest)])
+        assert refusal == f"column c is {dest} in the destination but {source} in the query"
+
+
+def test_the_sqlite_pipe_takes_only_types_it_stores_as_sparks_path_does() -> None:
+    pipe = get_dialect("postgres").bulk_pipe(conn("postgres"), get_dialect("sqlite"), conn("sqlite", host=None))
+    assert isinstance(pipe, PostgresSqlitePipe) and not pipe.parallel_ranges, "one writer"
+    carried = [("bigint", "BIGINT"), ("integer", "INTEGER"), ("double precision", "DOUBLE"), ("text", "TEXT"),
+               ("varchar(40)", "VARCHAR(40)"), ("timestamp(6)", "TIMESTAMP"), ("date", "DATE"), ("jsonb", "TEXT"),
+               ("uuid", "VARCHAR"), ("character(5)", "CHAR(5)")]  # fmt: skip
+    assert pipe.refusal([Column("c", s) for s, _ in carried], [Column("c", d) for _, d in carried]) is None
+    for source, dest in [("boolean", "BOOLEAN"), ("numeric(10,2)", "DECIMAL(10, 2)"), ("bytea", "BLOB"),
+                         ("timestamptz", "TIMESTAMP"), ("integer", "TEXT"), ("real", "REAL")]:  # fmt: skip
         refusal = pipe.refusal([Column("c", source)], [Column("c", dest)])
         assert refusal == f"column c is {dest} in the destination but {source} in the query"
 

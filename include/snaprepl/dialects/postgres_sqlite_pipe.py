@@ -31,12 +31,17 @@ CARRIED = {
     "integer": "{}",
     "bigint": "{}",
     "double precision": "{}",
-    "varchar(n)": "{}",
+    # As text: psycopg2 would hand JSON over parsed (text, json, jsonb, xml and uuid are all strings
+    # here). Not char(n): its cast would drop the padding Spark's path keeps.
+    "varchar(n)": "{}::text",
+    "varchar": "{}::text",
     "char(n)": "{}",
-    "long varchar": "{}",
+    "long varchar": "{}::text",
     "date": "to_char({}::date, 'YYYY-MM-DD')",  # the cast types a NULL of a column the source lost
     "timestamp": "to_char({}::timestamp, 'YYYY-MM-DD HH24:MI:SS.US')",
 }
+#: Generic types SQLite stores alike (as TEXT, whatever length was declared).
+_TEXTS = {"varchar(n)", "varchar", "long varchar"}
 #: Rows a server-side cursor fetches at a time.
 FETCH_ROWS = 20_000
 #: What a failed task's error text starts with, so the driver finds the database's own message.
@@ -52,7 +57,7 @@ class PostgresSqlitePipe(QueryPipe):
 
     def _carries(self, src: Column, dst: Column) -> bool:
         sent, kept = to_generic(src.type_sql, self.source.name), to_generic(dst.type_sql, self.dest.name)
-        return sent.name in CARRIED and sent.name == kept.name
+        return sent.name in CARRIED and _kind(sent.name) == _kind(kept.name)
 
     def _task(
         self,
@@ -133,3 +138,8 @@ def sqlite_task(
         yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
     return run
+
+
+def _kind(generic: str) -> str:
+    """What SQLite keeps of a generic type: the text types are one."""
+    return "text" if generic in _TEXTS else generic
