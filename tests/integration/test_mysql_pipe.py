@@ -12,6 +12,7 @@ import pytest
 from snaprepl import api
 from snaprepl.dialects.postgres_mysql_pipe import PostgresMySqlPipe
 from snaprepl.refresh.model import COPIED_BY_PIPE, COPIED_BY_SPARK
+from tests.support.pipes import count_loads
 
 pytestmark = pytest.mark.spark
 
@@ -34,15 +35,7 @@ TYPES = (
 @pytest.fixture
 def piped(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The rows each pipe call loaded (the real pipe runs; this only counts)."""
-    loaded: list[int] = []
-    real = PostgresMySqlPipe.__call__
-
-    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        loaded.append(real(self, *args, **kwargs))
-        return loaded[-1]
-
-    monkeypatch.setattr(PostgresMySqlPipe, "__call__", counting)
-    return loaded
+    return count_loads(monkeypatch, PostgresMySqlPipe)
 
 
 def _fill(pg_db, src: str) -> None:

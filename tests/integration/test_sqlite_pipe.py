@@ -11,6 +11,7 @@ from snaprepl import api
 from snaprepl.dialects.postgres import PostgresDialect
 from snaprepl.dialects.postgres_sqlite_pipe import PostgresSqlitePipe
 from snaprepl.refresh.model import COPIED_BY_PIPE, COPIED_BY_SPARK
+from tests.support.pipes import count_loads
 
 pytestmark = pytest.mark.spark
 
@@ -33,15 +34,7 @@ COLUMNS = ("id", "t", "v", "f", "ts", "d", "i", "s", "j", "u", "c")
 @pytest.fixture
 def piped(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The rows each pipe call loaded (the real pipe runs; this only counts)."""
-    loaded: list[int] = []
-    real = PostgresSqlitePipe.__call__
-
-    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        loaded.append(real(self, *args, **kwargs))
-        return loaded[-1]
-
-    monkeypatch.setattr(PostgresSqlitePipe, "__call__", counting)
-    return loaded
+    return count_loads(monkeypatch, PostgresSqlitePipe)
 
 
 def _fill(pg_db, src: str) -> None:
