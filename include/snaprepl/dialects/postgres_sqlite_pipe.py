@@ -15,6 +15,7 @@ source: ``to_char``), which is what SQLite's date functions and snaprepl's reade
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
@@ -76,7 +77,8 @@ class PostgresSqlitePipe(QueryPipe):
         into = ", ".join(self.dest.quote(c.name) for c in dest_columns)
         marks = ", ".join("?" for _ in dest_columns)
         insert = f"INSERT INTO {self.dest.qualified(schema, table)} ({into}) VALUES ({marks})"
-        path = str(self.dest_conn.sqlalchemy_url().database)
+        # The file the driver's sessions (the staging table's DDL, the apply) use, wherever the task runs.
+        path = os.path.abspath(str(self.dest_conn.sqlalchemy_url().database))
         source_setup, dest_setup = self._setup()
         connect = psycopg2_kwargs(self.source, self.source_conn)
         return selects, sqlite_task(connect, (source_setup, dest_setup), selects, (path, insert))
