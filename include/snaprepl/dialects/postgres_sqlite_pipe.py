@@ -1,16 +1,18 @@
-"""PostgreSQL to SQLite: the query's rows fetched by psycopg2 and inserted by one ``executemany`` a key
-range, in a Spark task, without Spark types, Arrow batches or JDBC.
+"""PostgreSQL to SQLite: the query's rows fetched by psycopg2 and inserted by ``executemany``, block by
+block, in a Spark task, without Spark types, Arrow batches or JDBC.
 
 Spark's JDBC path read the rows into Spark, cast them, and wrote them through the SQLite JDBC driver:
 8.4 s of a 1,000,000-change refresh whose whole floor (fetch, ``executemany``, upsert) is 4.5 s. Here
 a task reads the source through a server-side cursor (whole blocks of rows, never the whole result in
-memory) straight into SQLite's ``executemany``, in one transaction per range. The ranges go one after
-another in one task: SQLite has one writer.
+memory) straight into SQLite's ``executemany``, a transaction per block fetched (the write lock is
+never held while the source is read: a killed run's driver drops the staging table at once, and
+the caller drops it after any failure). The ranges go one after another in one task: SQLite has one
+writer.
 
 The values land as the JDBC path stores them: integers as integers, doubles as reals, strings as
 text, dates as ``YYYY-MM-DD`` and timestamps as ISO text with six fraction digits (formatted by the
-source: ``to_char``), which is what SQLite's date functions and snaprepl's readers take. Other types
-(decimals, booleans, binary, time zones, JSON, arrays) leave the copy to Spark.
+source: ``to_char``), which is what SQLite's date functions and snaprepl's readers take; JSON and
+UUIDs as their text. Other types (decimals, booleans, binary, time zones, times) leave the copy to Spark.
 """
 
 from __future__ import annotations
@@ -112,16 +114,19 @@ def sqlite_task(
             for statement in dest_setup:
                 dst.execute(statement)
             rows = src.cursor(name="snaprepl_pipe")  # server-side: FETCH_ROWS at a time
-            rows.itersize = FETCH_ROWS
             rows.execute(select)
-            dst.execute("BEGIN IMMEDIATE")
-            try:
-                written = dst.executemany(insert, rows).rowcount
-                dst.execute("COMMIT")
-            except BaseException:
-                dst.execute("ROLLBACK")
-                raise
-            return int(written)
+            written = 0
+            while block := rows.fetchmany(FETCH_ROWS):
+                # The write lock only while a fetched block goes in, never while the source is read: a
+                # killed run's driver must be able to drop the staging table while this task still runs.
+                dst.execute("BEGIN IMMEDIATE")
+                try:
+                    written += dst.executemany(insert, block).rowcount
+                    dst.execute("COMMIT")
+                except BaseException:
+                    dst.execute("ROLLBACK")
+                    raise
+            return written
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import sqlite3  # noqa: PLC0415

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from snaprepl.dialects.innodb_status import oldest_writer_age
 from snaprepl.dialects.model import SqlSession
 
 #: The log column holding the writing transaction's id, where the dialect records one.
@@ -208,10 +209,9 @@ class PostgresWatermarks(Watermarks):
 _NEEDS_PROCESS = "1227"
 
 
-#: How old INNODB_TRX's rows may be: InnoDB serves them from a cache filled again only when the last
-#: read is more than 0.1 s old, so a transaction begun since may be missing (a group test's open
-#: transaction was missed 1 time in 3-4 that way). Entries stamped after ``clock`` minus this are left
-#: for the next refresh (which skips what it finds replayed); a second covers the cache with room.
+#: How far back the cap goes when ``SHOW ENGINE INNODB STATUS`` cannot tell which transactions are
+#: open (its list truncated, its text not understood): INNODB_TRX alone can miss a transaction begun
+#: in its cache's last 0.1 s (:mod:`snaprepl.dialects.innodb_status`).
 INNODB_TRX_STALENESS = timedelta(seconds=1)
 
 
@@ -228,11 +228,13 @@ class MySqlWatermarks(Watermarks):
         # Transactions that wrote, or run a statement now (whose trigger stamps are its start); then
         # statements not yet in InnoDB (waiting for a table's metadata lock, say): their stamps too.
         try:
-            clock, trx_age = session.query(
-                f"SELECT UTC_TIMESTAMP(6), MAX(TIMESTAMPDIFF(MICROSECOND, t.trx_started, {self._LOCAL_NOW})) "
-                "FROM information_schema.INNODB_TRX t WHERE t.trx_mysql_thread_id <> CONNECTION_ID() "
+            clock, trx_age, own = session.query(
+                f"SELECT UTC_TIMESTAMP(6), MAX(TIMESTAMPDIFF(MICROSECOND, t.trx_started, {self._LOCAL_NOW})), "
+                "CONNECTION_ID() FROM information_schema.INNODB_TRX t WHERE t.trx_mysql_thread_id <> CONNECTION_ID() "
                 "AND (t.trx_rows_modified > 0 OR t.trx_query IS NOT NULL)"
             )[0]
+            # INNODB_TRX is cached (up to 0.1 s old); the status text is made now, after the clock read.
+            fresh = oldest_writer_age(str(session.query("SHOW ENGINE INNODB STATUS")[0][2]), int(own))
         except Exception as err:
             if _NEEDS_PROCESS not in str(err) and "PROCESS" not in str(err):
                 raise
@@ -247,7 +249,7 @@ class MySqlWatermarks(Watermarks):
             "SELECT MAX(TIME_MS) FROM information_schema.PROCESSLIST "
             "WHERE ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute')"
         )[0][0]
-        ages = [INNODB_TRX_STALENESS]  # a transaction too new for INNODB_TRX's cache started after this
+        ages = [INNODB_TRX_STALENESS if fresh is None else fresh]
         ages += [timedelta(microseconds=int(trx_age))] if trx_age is not None else []
         ages += [timedelta(milliseconds=float(running))] if running is not None else []
         clock = _naive(clock)
