@@ -94,6 +94,21 @@ class AirflowRest:
             f"DAG {dag_id} did not appear within {timeout:.0f} s; DAGs: {self.dag_ids()}; import errors: {errors}"
         )
 
+    def wait_for_tasks(self, dag_id: str, task_ids: set[str], timeout: float = 120) -> None:
+        """Wait until the serialized ``dag_id`` has every task of ``task_ids``: a DAG built from the
+        catalog can appear before the catalog holds everything it will be built from (a publication's
+        DAG with its first loaded subscriber), and a run triggered then runs that DAG."""
+        quoted = urllib.parse.quote(dag_id, safe="")
+        deadline = time.monotonic() + timeout
+        present: set[str] = set()
+        while time.monotonic() < deadline:
+            self.check_alive()
+            present = {t["task_id"] for t in self.api("GET", f"/api/v2/dags/{quoted}/tasks").get("tasks", [])}
+            if task_ids <= present:
+                return
+            time.sleep(1)
+        self.fail(f"DAG {dag_id} lacks tasks {sorted(task_ids - present)} after {timeout:.0f} s")
+
     def dag_ids(self) -> list[str]:
         return [d["dag_id"] for d in self.api("GET", "/api/v2/dags?limit=100").get("dags", [])]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from snaprepl.common.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id, task_key
 from tests.support.airflow_cluster import AirflowCluster
 from tests.support.scheduler_deployment import Deployment
 
@@ -70,6 +70,10 @@ def collection_publication(
         assert DAV_PASSWORD not in created.stdout + created.stderr, "the CLI printed the WebDAV password"
         dag_id = publication_dag_id(item)
         dag = d.cluster.wait_for_dag(dag_id)
+        # It appears with the first subscriber loaded: a run of that DAG would push to one subscriber
+        # before pulling the other (new tasks join a running run: the dags folder is not versioned).
+        steps = {f"{step}__{task_key(s)}" for step in ("pull", "push") for s in (DAV2, FOLDER)}
+        d.cluster.wait_for_tasks(dag_id, steps)
         # Unpaused without catchup, the DAG runs its latest interval at once: let that run end first.
         scheduled = first_run(d.cluster, dag_id, "scheduled")
         d.cluster.wait_for_run(dag_id, scheduled, timeout=300)

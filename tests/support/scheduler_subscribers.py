@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from snaprepl.common.dag_names import publication_dag_id
+from snaprepl.common.dag_names import publication_dag_id, task_key
 from tests.support.databases import RealDatabase
 from tests.support.scheduler_deployment import GONE, PASSWORD, SRC, SUB, SUB2, Deployment
 
@@ -48,4 +48,7 @@ def three_subscribers(deployment: Deployment) -> ThreeSubscribers:
     item = f"public.{table}@{SRC}"
     dag_id = publication_dag_id(item)
     d.cluster.wait_for_dag(dag_id)
+    # The DAG appears with the first subscriber loaded; a run triggered before it has all three would
+    # push to one before pulling another (the dags folder is not versioned: new tasks join the run).
+    d.cluster.wait_for_tasks(dag_id, {f"{step}__{task_key(s)}" for step in ("pull", "push") for s in (SUB, SUB2, GONE)})
     return ThreeSubscribers(d, table, item, dag_id)
