@@ -329,7 +329,7 @@ class ReplicationSyncOperator(SnapreplSparkOperator):
         sync_metrics(self.item, outcomes)
         self._synced = (step, outcomes)
         if step == "pull":
-            notified = notify_conflicts(catalog, settings)
+            notified = notify_conflicts(catalog, settings, request.item)
             if notified:
                 self.log.info("%d conflicts notified", notified)
         return outcomes

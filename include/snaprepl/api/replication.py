@@ -170,7 +170,7 @@ def repl_update_snapshot(
     catalog, settings = _catalog(catalog), _settings(settings)
     key = _published(catalog, item, type)
     outcomes = (syncer or submit_sync)(SyncRequest.configured("sync", key, settings), catalog, settings)
-    notified = notify_conflicts(catalog, settings)
+    notified = notify_conflicts(catalog, settings, key)
     return SyncResult(f"REPL_UPDATE_SNAPSHOT {key}", outcomes, notified)
 
 

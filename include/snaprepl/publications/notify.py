@@ -94,9 +94,12 @@ def build_notifier(settings: Settings, about: str = "conflicts") -> BaseNotifier
     return notifier
 
 
-def notify_conflicts(catalog: Catalog, settings: Settings) -> int:
-    """Send the ledger's conflicts not notified yet; return how many."""
-    conflicts = catalog.conflicts(unnotified=True)
+def notify_conflicts(catalog: Catalog, settings: Settings, item: str) -> int:
+    """Send the ledger's conflicts of publication ``item`` not notified yet; return how many.
+
+    Only ``item``'s: a sync reports (and counts) its own conflicts; another publication's are sent
+    by that publication's next sync."""
+    conflicts = catalog.conflicts(item, unnotified=True)
     if not conflicts:
         return 0
     notifier = build_notifier(settings)

@@ -4,6 +4,7 @@ server, or a notifier of the user's own; each conflict once."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import email
 import email.policy
 import json
@@ -19,6 +20,22 @@ from tests.support.bidir import Servers, change
 from tests.support.smtp import Inbox, smtp_server
 
 __all__ = ["smtp_server"]  # the fixture
+
+
+LEDGER_ROW = {
+    "CF_TYPE": "U",
+    "CF_ORIGIN": "bd_my",
+    "CF_KEY": "[7]",
+    "CF_INCOMING": "{}",
+    "CF_CURRENT": None,
+    "CF_RESOLVER": None,
+    "CF_DECISION": 1,
+    "CF_LOSER": "{}",
+    "CF_AT": datetime.datetime(2026, 1, 1),
+    "CF_NOTIFIED": False,
+    "CF_RUN_ID": "another-run",
+    "CF_ENTRY": "another-entry",
+}
 
 
 def one_conflict(servers: Servers, items: Callable[..., str]) -> str:
@@ -77,6 +94,23 @@ def test_a_notifier_of_ones_own_and_the_log(
     with caplog.at_level("WARNING", logger="snaprepl.conflicts"):
         update(table, catalog, settings, syncer)
     assert f"public.{table}@bd_pub: 'U' conflict on key [1]" in caplog.text
+
+
+def test_a_sync_notifies_its_own_publications_conflicts_only(
+    servers: Servers, items: Callable[..., str], catalog: Any, settings: Any, syncer: Any
+) -> None:
+    table = one_conflict(servers, items)
+    other = "public.another_publication@bd_pub"
+    catalog.record_conflicts(other, "bd_my", [{**LEDGER_ROW, "CF_ITEM": other}])
+    own = dataclasses.replace(settings, conflict_notifier="tests.support.notifiers:Collecting")
+    notifiers.RECEIVED.clear()
+
+    result = update(table, catalog, own, syncer)
+
+    assert result.notified == 1 and "1 conflicts notified" in str(result)
+    assert {c["CF_ITEM"] for c in notifiers.RECEIVED} == {f"public.{table}@bd_pub"}
+    [waiting] = catalog.conflicts(other, unnotified=True)
+    assert waiting["CF_KEY"] == "[7]", "another publication's conflict waits for that publication's sync"
 
 
 def test_a_notifier_that_cannot_be_built_is_a_clear_error(catalog: Any, settings: Any) -> None:
