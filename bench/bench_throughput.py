@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from bench_refresh import FILL, TABLE_DDL, min_median, print_phases, spark_mode
-from common import bench_database, catalog, print_table, snaprepl
+from common import bench_catalog, bench_database, print_table, snaprepl
 
 KINDS = ("update", "mix")
 COLUMNS = ("n", "x", "s", "ts")
@@ -156,6 +156,9 @@ def size_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kinds", default=",".join(KINDS), help="update, mix or both")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--phases", action="store_true", help="one more refresh under bench/phases.py")
+    parser.add_argument(
+        "--catalog", choices=("sqlite", "postgres"), default="sqlite", help="where the catalog lives (sqlite: embedded)"
+    )
 
 
 def sizes_and_kinds(args: argparse.Namespace) -> tuple[list[int], list[str]]:
@@ -170,9 +173,8 @@ def main() -> None:
     sizes, kinds = sizes_and_kinds(args)
     if set(kinds) - set(KINDS):
         parser.error("--kinds takes update, mix or both")
-    catalog()
     results = []
-    with bench_database("postgres") as (conn_id, connect), spark_mode("connect"):
+    with bench_catalog(args.catalog), bench_database("postgres") as (conn_id, connect), spark_mode("connect"):
         dbname = os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"].rsplit("/", 1)[1]
         conn = connect()
         cur = conn.cursor()
@@ -181,7 +183,8 @@ def main() -> None:
                 results.append(measure(cur, conn_id, dbname, n, kind, args))
         conn.close()
     print(
-        f"\nconnect mode, PostgreSQL to PostgreSQL, {args.table_rows:,}-row table; min / median of {args.runs} runs\n"
+        f"\nconnect mode, PostgreSQL to PostgreSQL, {args.table_rows:,}-row table, {args.catalog} catalog; "
+        f"min / median of {args.runs} runs\n"
     )
     headers = ["changes", "kind", "whole (s)", "pipe+upsert floor (s)", "whole rows/s", "floor rows/s", "whole/floor"]
     print_table(headers, [row(r) for r in results])

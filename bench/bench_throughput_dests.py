@@ -37,7 +37,7 @@ from typing import Any
 import pymysql
 from bench_refresh import FILL, TABLE_DDL, print_phases, spark_mode
 from bench_throughput import COLUMNS, KINDS, change, log_names, row, size_arguments, sizes_and_kinds
-from common import bench_database, catalog, print_table, snaprepl
+from common import bench_catalog, bench_database, print_table, snaprepl
 
 DESTS = ("mysql", "sqlite")
 NAMES = {"mysql": "MariaDB", "sqlite": "SQLite"}
@@ -174,9 +174,8 @@ def main() -> None:
     dests = [d.strip() for d in args.dests.split(",") if d.strip()]
     if set(kinds) - set(KINDS) or set(dests) - set(DESTS):
         parser.error("--kinds takes update, mix or both; --dests mysql, sqlite or both")
-    catalog()
     results = []
-    with bench_database("postgres") as (pg_id, pg_connect), spark_mode("connect"):
+    with bench_catalog(args.catalog), bench_database("postgres") as (pg_id, pg_connect), spark_mode("connect"):
         pg = pg_connect()
         for dest in dests:
             with bench_database(dest) as (dest_id, dest_connect):
@@ -195,7 +194,7 @@ def main() -> None:
         pg.close()
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     print(
-        f"\nconnect mode, PostgreSQL into MariaDB / SQLite, {args.table_rows:,}-row table; "
+        f"\nconnect mode, PostgreSQL into MariaDB / SQLite, {args.table_rows:,}-row table, {args.catalog} catalog; "
         f"min / median of {args.runs} runs; load average at the end {' '.join(load)}\n"
     )
     headers = [

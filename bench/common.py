@@ -42,6 +42,27 @@ def catalog() -> Any:
 
 
 @contextmanager
+def bench_catalog(kind: str) -> Iterator[Any]:
+    """A fresh, migrated catalog in ``kind`` (sqlite: the embedded default, a file; postgres: a new
+    database, as a production Airflow's metadata database would hold it), dropped afterwards."""
+    if kind == "sqlite":
+        yield catalog()
+        return
+    name = f"snaprepl_bench_catalog_{uuid.uuid4().hex[:8]}"
+    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    admin.autocommit = True
+    admin.cursor().execute(f'CREATE DATABASE "{name}"')
+    os.environ["AIRFLOW_CONN_SNAPREPL_CATALOG"] = f"postgresql://postgres@127.0.0.1:5432/{name}"
+    opened = catalog()
+    try:
+        yield opened
+    finally:
+        opened.dispose()
+        admin.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+@contextmanager
 def bench_database(dialect: str, conn_id: str | None = None) -> Iterator[tuple[str, Any]]:
     """A new database of ``dialect`` with an Airflow connection (``bench_<dialect>`` unless named);
     dropped afterwards.

@@ -6,9 +6,7 @@ key."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -17,36 +15,12 @@ from snaprepl.catalog import models as m
 from snaprepl.catalog.location import connection_from_url
 from snaprepl.catalog.migrate import upgrade
 from snaprepl.catalog.store import Catalog
-from tests.support.databases import PG_ADMIN, mysql_admin_connect, pg_admin_connect
+from tests.support.catalog_dbs import catalog_url
 
 pytestmark = pytest.mark.integration
+__all__ = ["catalog_url"]  # the fixture
 
 T0 = datetime(2026, 11, 27, 12, 0, 0, 123456)
-
-
-#: Per server kind: its admin connection, how it quotes a database name, the catalog URL of database {}.
-SERVERS = {
-    "postgres": (pg_admin_connect, '"{}"', f"postgresql+psycopg2://{PG_ADMIN['user']}@127.0.0.1:5432/{{}}"),
-    "mysql": (mysql_admin_connect, "`{}`", "mysql+pymysql://root@127.0.0.1:3306/{}?charset=utf8mb4"),
-}
-
-
-@pytest.fixture(params=["sqlite", "postgres", "mysql"])
-def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'catalog.db'}"
-        return
-    admin, quoted, url = SERVERS[request.param]
-    name = f"snaprepl_rplog_{uuid.uuid4().hex[:8]}"
-    with admin() as conn:
-        conn.cursor().execute(f"CREATE DATABASE {quoted.format(name)}")
-    try:
-        yield url.format(name)
-    finally:
-        with admin() as conn:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS {quoted.format(name)}")
-            if request.param == "postgres":  # the role _grant_role made
-                conn.cursor().execute(f"DROP ROLE IF EXISTS {quoted.format(name)}")
 
 
 def _key(engine: sa.Engine) -> list[str]:

@@ -69,9 +69,20 @@ class CatalogDatabase:
     def begin(self) -> Iterator[sa.Connection]:
         """One catalog transaction; a catalog that went away says so in one line, naming the catalog."""
         self.ensure_ready()
+        with self.connection_lost_said(), self.engine.begin() as conn:
+            yield conn
+
+    @property
+    def holds_open_writes(self) -> bool:
+        """Whether a write transaction may stay open for seconds beside other writers (row locks);
+        SQLite locks the whole file, so its catalog's leases could not be renewed meanwhile."""
+        return self.engine.dialect.name != "sqlite"
+
+    @contextmanager
+    def connection_lost_said(self) -> Iterator[None]:
+        """A lost connection to the catalog raised as :class:`CatalogConnectionLost`, in one line."""
         try:
-            with self.engine.begin() as conn:
-                yield conn
+            yield
         except DBAPIError as err:
             if not (isinstance(err, OperationalError) or err.connection_invalidated) or not is_connection_lost(err):
                 raise

@@ -87,21 +87,35 @@ class Snapshots(CatalogDatabase):
     def _record_applied(
         self, name: str, entries: Sequence[tuple[str, datetime]], last_ts: datetime | None, *, skip_known: bool
     ) -> None:
-        t = m.SYS_SNAPSHOT.c
         with self.begin() as conn:
             if skip_known:
                 entries = _unknown(conn, name, entries)
-            if entries:
-                guids: list[Any] = [guid for guid, _ in entries]
-                times = [ts for _, ts in entries]
-                columns = {"TARGET": [name] * len(guids), "RLOG_ROWGUID": guids, "SNAPTIME": times}
-                insert_columns(conn, m.SYS_RPLOG, columns)
-            if last_ts is not None:
-                conn.execute(
-                    sa.update(m.SYS_SNAPSHOT)
-                    .where(t.SN_NAME == name, sa.or_(t.SN_LAST_TS.is_(None), t.SN_LAST_TS < last_ts))
-                    .values(SN_LAST_TS=last_ts)
-                )
+            _insert_entries(conn, name, entries)
+            _advance(conn, name, last_ts)
+
+    def write_applied(self, name: str, entries: Sequence[tuple[str, datetime]]) -> PendingApplied | None:
+        """Write ``entries`` to ``name``'s replay log in a transaction left open, while the destination
+        applies them: :meth:`PendingApplied.commit` commits it once the destination has committed
+        (a refresh dying in between applies them again next time: rows are read current).
+
+        None where that cannot be (a catalog that cannot hold a write open beside other writers, or
+        entries the replay log already lists): the caller records them with :meth:`record_applied`
+        after the destination's commit."""
+        if not self.holds_open_writes:
+            return None
+        self.ensure_ready()
+        with self.connection_lost_said():
+            conn = self.engine.connect()
+            try:
+                conn.begin()
+                _insert_entries(conn, name, entries)
+            except IntegrityError:
+                conn.close()  # rolls back
+                return None
+            except BaseException:
+                conn.close()
+                raise
+        return PendingApplied(self, conn, name)
 
     def record_complete(self, name: str, last_ts: datetime | None, xids: str | None = None) -> None:
         """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy (and
@@ -133,6 +147,44 @@ class Snapshots(CatalogDatabase):
             return conn.execute(
                 sa.select(sa.func.count()).select_from(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name)
             ).scalar_one()
+
+
+class PendingApplied:
+    """Replay-log entries written in an open catalog transaction (:meth:`Snapshots.write_applied`)."""
+
+    def __init__(self, catalog: CatalogDatabase, conn: sa.Connection, name: str) -> None:
+        self._catalog, self._conn, self._name = catalog, conn, name
+
+    def commit(self, last_ts: datetime | None) -> None:
+        """Move SN_LAST_TS forward to ``last_ts`` and commit, with the entries."""
+        try:
+            with self._catalog.connection_lost_said():
+                _advance(self._conn, self._name, last_ts)
+                self._conn.commit()
+        finally:
+            self._conn.close()
+
+    def rollback(self) -> None:
+        """Forget the entries (the destination did not commit them)."""
+        self._conn.close()
+
+
+def _insert_entries(conn: sa.Connection, name: str, entries: Sequence[tuple[str, datetime]]) -> None:
+    if entries:
+        guids: list[Any] = [guid for guid, _ in entries]
+        times = [ts for _, ts in entries]
+        insert_columns(conn, m.SYS_RPLOG, {"TARGET": [name] * len(guids), "RLOG_ROWGUID": guids, "SNAPTIME": times})
+
+
+def _advance(conn: sa.Connection, name: str, last_ts: datetime | None) -> None:
+    """SN_LAST_TS of ``name`` moved forward to ``last_ts``, never back."""
+    t = m.SYS_SNAPSHOT.c
+    if last_ts is not None:
+        conn.execute(
+            sa.update(m.SYS_SNAPSHOT)
+            .where(t.SN_NAME == name, sa.or_(t.SN_LAST_TS.is_(None), t.SN_LAST_TS < last_ts))
+            .values(SN_LAST_TS=last_ts)
+        )
 
 
 def _unknown(conn: sa.Connection, name: str, entries: Sequence[tuple[str, datetime]]) -> list[tuple[str, datetime]]:

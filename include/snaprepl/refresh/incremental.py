@@ -31,7 +31,7 @@ from snaprepl.refresh import transforms as T
 from snaprepl.refresh.change_pipe import Loader, pipe_loader
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.refresh.staged_entries import StagedEntries
+from snaprepl.refresh.staged_entries import BatchRecords, StagedEntries
 from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
@@ -199,13 +199,17 @@ def _apply(
     last_ts = None
     total = sum(sum(counts.values()) for counts in per_batch.values())
     progress = Progress(f"incremental refresh of {name}", total).start()
+    records = BatchRecords(catalog, name, entries_of)
     for batch in sorted(per_batch):
         counts = per_batch[batch]
         statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
-        _apply_batch(ends, batch, statements)
-        entries = entries_of.of(batch)
-        batch_ts = window.watermark(max(ts for _, ts in entries))  # never past an open transaction
-        catalog.record_applied(name, entries, batch_ts)
+        records.start(batch)  # the replay log written beside the apply, committed after it
+        try:
+            _apply_batch(ends, batch, statements)
+        except BaseException:
+            records.abandon()
+            raise
+        batch_ts = records.commit(window.watermark)  # never past an open transaction
         upserted += counts.get("U", 0)
         deleted += counts.get("D", 0)
         last_ts = batch_ts
