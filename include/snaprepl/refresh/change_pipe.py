@@ -5,8 +5,11 @@ without Spark.
 The change query is the one the Spark path reads (the same window condition, so the same log
 entries), wrapped by :func:`snaprepl.sql.change_queries.staged_changes_query`, which numbers the commit
 batches (by the window's SNAPTIME groups, read from the log alone) and names the operations in the
-source database. The rows go in one stream, one Spark task
-(the complete refresh's pipe with a single range: the numbering needs the whole set in one query).
+source database. The rows go in one stream (the complete refresh's pipe with a single range: the
+numbering needs the whole set in one query), run by a thread of the job's own process, not a Spark
+task: a single stream gains nothing from Spark, and the refresh then opens no Spark session at all
+(0.4 s of a 100,000-change refresh of 2.8 s in connect mode, a SparkContext's seconds in a
+spark-submit job).
 
 The pipe is taken where the source dialect has one into the destination (:meth:`Dialect.bulk_pipe`),
 the columns' text forms match (:meth:`BulkPipe.refusal`), and the replay log lists none of the
@@ -18,14 +21,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from snaprepl.dialects import Column
 from snaprepl.dialects.model import BulkPipe
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.window import Window
-from snaprepl.spark.session import session_of
 from snaprepl.sql.change_queries import staged_changes_query, window_groups_sql
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,6 @@ Loader = Callable[[str], object]
 
 
 def pipe_loader(
-    spark: Any,
     ends: Endpoints,
     window: Window,
     query: str,
@@ -70,15 +70,15 @@ def pipe_loader(
     staged = staged_changes_query(source, (query, groups), key, [c.name for c in data], lost, commit_rows)
 
     def load(stage: str) -> int:
-        return _pipe(session_of(spark), ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))
+        return _pipe(ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))
 
     return load
 
 
-def _pipe(spark: Any, ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]]) -> int:
-    """Stream ``query``'s rows into ``target`` (schema, table, columns) in one Spark task; the rows staged."""
+def _pipe(ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]]) -> int:
+    """Stream ``query``'s rows into ``target`` (schema, table, columns) in a thread; the rows staged."""
     try:
-        return pipe(spark, query, target[2], [None], target)
+        return pipe(None, query, target[2], [None], target)
     except Exception as err:
         cause = pipe.failure(err)
         if cause is None:

@@ -68,7 +68,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     entries = window.condition(source, "snaprepl_l.")
     query = change_query(source, log, read, snapshot.sn_condition, window.start, entries)
     stage_columns = _stage_columns(ends, data_columns)
-    load = pipe_loader(spark, ends, window, query, stage_columns, source_columns, request.commit_rows)
+    load = pipe_loader(ends, window, query, stage_columns, source_columns, request.commit_rows)
     if load is None:
         load = _spark_loader(spark, ends, window, (query, source_columns), stage_columns, request.commit_rows)
 

@@ -40,6 +40,7 @@ def prepare_refresh(
         run_id=request.run_id,
         name=f"snaprepl-refresh-{request.run_id[:8]}",
         spark_conn=snapshot.sn_spark_conn,
+        lazy_session=True,  # opened by the job if it needs one: an incremental pipe's does not
     )
 
 
