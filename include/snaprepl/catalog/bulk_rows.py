@@ -18,6 +18,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from snaprepl.common.collector import collector_paused
+
 #: The placeholder of each DB-API parameter style that takes positional values.
 _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 #: What COPY's text format escapes, and how.
@@ -29,6 +31,11 @@ def insert_columns(conn: sa.Connection, table: sa.Table, columns: Mapping[str, S
     """Insert into ``table``, in ``conn``'s transaction, the rows whose values are given column by
     column (every sequence as long as the others): no row tuples are made and taken apart again
     (1,000,000 replay-log entries spent 2.0 of 5.9 s there, and 1.3 s more making them)."""
+    with collector_paused():
+        _insert_columns(conn, table, columns)
+
+
+def _insert_columns(conn: sa.Connection, table: sa.Table, columns: Mapping[str, Sequence[Any]]) -> None:
     names = list(columns)
     values = [list(columns[name]) for name in names]
     if not values or not values[0]:

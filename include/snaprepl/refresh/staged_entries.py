@@ -23,6 +23,7 @@ from typing import Any
 
 from snaprepl.catalog.snapshots import PendingApplied, replay_order
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.collector import collector_paused
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.sql.change_queries import staged_all_entries_sql
 
@@ -53,12 +54,14 @@ class StagedEntries:
         try:
             dest = self._ends.dest_db.dialect
             with self._ends.dest_db.session() as session:
-                rows = session.query(staged_all_entries_sql(dest, self._staged))
-            times: dict[Any, Any] = {ts: dest.snaptime_value(ts) for ts in {row[2] for row in rows}}
-            for batch, guid, ts in rows:
-                self._batches.setdefault(int(batch), []).append((guid, times[ts]))
-            for entries in self._batches.values():
-                entries.sort(key=replay_order)  # the replay log's key order: written page after page
+                rows = session.fetch_rows(staged_all_entries_sql(dest, self._staged))
+            with collector_paused():  # a million new tuples: no full collection every few hundred thousand
+                times: dict[Any, Any] = {ts: dest.snaptime_value(ts) for ts in {row[2] for row in rows}}
+                for batch, guid, ts in rows:
+                    self._batches.setdefault(int(batch), []).append((guid, times[ts]))
+                del rows
+                for entries in self._batches.values():
+                    entries.sort(key=replay_order)  # the replay log's key order: written page after page
         except BaseException as err:  # handed to the run's own thread by of()
             self._error = err
 
