@@ -30,6 +30,8 @@ from snaprepl.dialects.connect import tls_hint
 from snaprepl.errors import DatabaseUnreachable, InvalidName
 
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\w+)")
+#: The execution option of a SQLite connection whose transactions begin deferred (no write lock).
+BESIDE_WRITER = "snaprepl_beside_writer"
 
 
 class Session(ABC):
@@ -205,11 +207,15 @@ class Database:
         return create_engine(self.conn.sqlalchemy_url(), setup)
 
     @contextmanager
-    def session(self, *, read_only: bool = False) -> Iterator[Session]:
+    def session(self, *, read_only: bool = False, beside_writer: bool = False) -> Iterator[Session]:
         """One transaction: committed when the block ends, rolled back if it raises.
 
         :param read_only: a read-only transaction (the dialect's ``read_only_begin``), for everything
             that evaluates a snapshot's query: whatever the query calls, it cannot write.
+        :param beside_writer: a read that must not hold up a writer of this process meanwhile (a
+            refresh's staged entries, read while its batches apply): on SQLite a deferred transaction,
+            which takes no write lock (the others read beside writers anyway). Never for a read that
+            must wait for open writers (a copy's high-water mark).
         """
         if self.conn.conn_type == "jdbc":
             with self._jdbc_session(read_only) as session:
@@ -217,6 +223,8 @@ class Database:
             return
         try:
             connection = self.engine().connect()
+            if beside_writer:
+                connection.execution_options(**{BESIDE_WRITER: True})
         except (OperationalError, DBAPIError) as err:
             reason = _first_line(err.orig or err)
             raise DatabaseUnreachable(f"cannot connect to {self.describe_role()}: {reason}", tls_hint(reason)) from None
@@ -323,7 +331,8 @@ def create_engine(url: str | sa.URL, session_sql: Sequence[str] = ()) -> sa.Engi
 
     @event.listens_for(engine, "begin")
     def _begin(connection: sa.Connection) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        beside = connection.get_execution_options().get(BESIDE_WRITER, False)
+        connection.exec_driver_sql("BEGIN" if beside else "BEGIN IMMEDIATE")
 
     _on_connect(engine, session_sql)
     return engine

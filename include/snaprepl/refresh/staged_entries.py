@@ -53,7 +53,7 @@ class StagedEntries:
     def _read(self) -> None:
         try:
             dest = self._ends.dest_db.dialect
-            with self._ends.dest_db.session() as session:
+            with self._ends.dest_db.session(beside_writer=True) as session:  # SQLite: the apply writes meanwhile
                 rows = session.fetch_rows(staged_all_entries_sql(dest, self._staged))
             with collector_paused():  # a million new tuples: no full collection every few hundred thousand
                 times: dict[Any, Any] = {ts: dest.snaptime_value(ts) for ts in {row[2] for row in rows}}
