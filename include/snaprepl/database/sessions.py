@@ -223,11 +223,11 @@ class Database:
             return
         try:
             connection = self.engine().connect()
-            if beside_writer:
-                connection.execution_options(**{BESIDE_WRITER: True})
         except (OperationalError, DBAPIError) as err:
             reason = _first_line(err.orig or err)
             raise DatabaseUnreachable(f"cannot connect to {self.describe_role()}: {reason}", tls_hint(reason)) from None
+        if beside_writer:  # read by the engine's "begin" listener (SQLite)
+            connection.execution_options(**{BESIDE_WRITER: True})
         try:
             with connection.begin():
                 session = _SqlAlchemySession(connection, self.dialect)

@@ -15,14 +15,14 @@ entries took 3.3 s after the apply's commit, one after the other.
 
 from __future__ import annotations
 
-import contextvars
-import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from datetime import datetime
 from typing import Any
 
 from snaprepl.catalog.snapshots import PendingApplied, replay_order
 from snaprepl.catalog.store import Catalog
+from snaprepl.common.background import in_background
 from snaprepl.common.collector import collector_paused
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.sql.change_queries import staged_all_entries_sql
@@ -37,33 +37,25 @@ class StagedEntries:
 
     def __init__(self, ends: Endpoints, staged: str) -> None:
         self._ends, self._staged = ends, staged
-        self._batches: dict[int, Entries] = {}
-        self._error: BaseException | None = None
-        context = contextvars.copy_context()  # the run's timeouts and connections
-        self._thread = threading.Thread(target=context.run, args=(self._read,), name="snaprepl-entries", daemon=True)
-        self._thread.start()
+        self._batches = in_background(self._read, name="snaprepl-entries")
 
     def of(self, batch: int) -> Entries:
         """Batch ``batch``'s entries (none if it has none), once the read has ended; its error if it failed."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._batches.get(batch, [])
+        return self._batches.result().get(batch, [])
 
-    def _read(self) -> None:
-        try:
-            dest = self._ends.dest_db.dialect
-            with self._ends.dest_db.session(beside_writer=True) as session:  # SQLite: the apply writes meanwhile
-                rows = session.fetch_rows(staged_all_entries_sql(dest, self._staged))
-            with collector_paused():  # a million new tuples: no full collection every few hundred thousand
-                times: dict[Any, Any] = {ts: dest.snaptime_value(ts) for ts in {row[2] for row in rows}}
-                for batch, guid, ts in rows:
-                    self._batches.setdefault(int(batch), []).append((guid, times[ts]))
-                del rows
-                for entries in self._batches.values():
-                    entries.sort(key=replay_order)  # the replay log's key order: written page after page
-        except BaseException as err:  # handed to the run's own thread by of()
-            self._error = err
+    def _read(self) -> dict[int, Entries]:
+        dest = self._ends.dest_db.dialect
+        with self._ends.dest_db.session(beside_writer=True) as session:  # SQLite: the apply writes meanwhile
+            rows = session.fetch_rows(staged_all_entries_sql(dest, self._staged))
+        batches: dict[int, Entries] = {}
+        with collector_paused():  # a million new tuples: no full collection every few hundred thousand
+            times: dict[Any, Any] = {ts: dest.snaptime_value(ts) for ts in {row[2] for row in rows}}
+            for batch, guid, ts in rows:
+                batches.setdefault(int(batch), []).append((guid, times[ts]))
+            del rows
+            for entries in batches.values():
+                entries.sort(key=replay_order)  # the replay log's key order: written page after page
+        return batches
 
 
 class BatchRecords:
@@ -73,23 +65,17 @@ class BatchRecords:
 
     def __init__(self, catalog: Catalog, name: str, entries: StagedEntries) -> None:
         self._catalog, self._name, self._entries = catalog, name, entries
-        self._thread: threading.Thread | None = None
-        self._written: tuple[Entries, PendingApplied | None] | None = None
-        self._error: BaseException | None = None
+        self._written: Future[tuple[Entries, PendingApplied | None]] | None = None
 
     def start(self, batch: int) -> None:
         """Begin writing ``batch``'s entries (the batch about to be applied)."""
-        self._written, self._error = None, None
-        context = contextvars.copy_context()
-        self._thread = threading.Thread(
-            target=context.run, args=(self._write, batch), name="snaprepl-replay-log", daemon=True
-        )
-        self._thread.start()
+        self._written = in_background(self._write, batch, name="snaprepl-replay-log")
 
     def commit(self, watermark: Callable[[datetime], datetime | None]) -> datetime | None:
         """After the destination committed the batch: record it, SN_LAST_TS moved to ``watermark``
         of its newest SNAPTIME; return that."""
-        entries, pending = self._wait()
+        assert self._written is not None, "start() first"
+        entries, pending = self._written.result()
         last_ts = watermark(max(ts for _, ts in entries))
         if pending is None:  # the catalog could not hold it open: written now, after the commit
             self._catalog.record_applied(self._name, entries, last_ts)
@@ -99,24 +85,14 @@ class BatchRecords:
 
     def abandon(self) -> None:
         """The batch was not committed: its entries are not recorded (never raises over the run's error)."""
+        assert self._written is not None, "start() first"
         try:
-            _, pending = self._wait()
+            _, pending = self._written.result()
         except BaseException:
             return
         if pending is not None:
             pending.rollback()
 
-    def _wait(self) -> tuple[Entries, PendingApplied | None]:
-        assert self._thread is not None, "start() first"
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._written is not None
-        return self._written
-
-    def _write(self, batch: int) -> None:
-        try:
-            entries = self._entries.of(batch)
-            self._written = (entries, self._catalog.write_applied(self._name, entries))
-        except BaseException as err:  # handed to the run's own thread by commit()
-            self._error = err
+    def _write(self, batch: int) -> tuple[Entries, PendingApplied | None]:
+        entries = self._entries.of(batch)
+        return entries, self._catalog.write_applied(self._name, entries)
