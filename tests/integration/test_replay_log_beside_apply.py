@@ -6,7 +6,9 @@ before; other snapshots' writes are not held up meanwhile."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -109,3 +111,32 @@ def test_a_batch_the_destination_refused_leaves_no_entry_and_no_watermark_move(
     assert own_catalog.snapshot(name).sn_last_ts > mark
     query = "SELECT id, v FROM {} ORDER BY id"
     assert pg_db.rows(query.format(unique_name)) == pg_db.rows(query.format(src))
+
+
+@pytest.mark.parametrize("db_fixture", ["pg_db", "mysql_db"])
+def test_a_change_of_a_transaction_open_across_refreshes_still_arrives(
+    own_catalog: Catalog, db_fixture: str, settings: Any, refresher: Any, unique_name: str, request: Any
+) -> None:
+    """The watermark each batch's open catalog transaction commits never passes an open source
+    transaction: its change arrives once it commits, with no tolerance window to catch it."""
+    db: RealDatabase = request.getfixturevalue(db_fixture)
+    kw: dict[str, Any] = {
+        "catalog": own_catalog,
+        "settings": dataclasses.replace(settings, snp_repl_tolerance_offset=0),
+        "refresher": refresher,
+    }
+    src, dst = f"{unique_name}_s", f"{unique_name}@{db.conn_id}"
+    db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v varchar(40))", f"INSERT INTO {src} VALUES (1, 'v1'), (2, 'a')")
+    api.repl_create_snapshot_log(f"{src}@{db.conn_id}", catalog=own_catalog)
+    api.repl_create_inc_snapshot(None, f"{src}@{db.conn_id}", None, dst, **kw)
+    with db.connect() as long_conn:
+        cur = long_conn.cursor()
+        cur.execute("BEGIN")
+        cur.execute(f"UPDATE {src} SET v = 'from-long-tx' WHERE id = 1")
+        for n in range(2):
+            time.sleep(1.1)  # later stamps; MariaDB's trx_started has whole seconds
+            db.run(f"UPDATE {src} SET v = 'b{n}' WHERE id = 2")
+            api.repl_refresh_inc_snapshot(dst, **kw)
+        cur.execute("COMMIT")
+    api.repl_refresh_inc_snapshot(dst, **kw)
+    assert db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "from-long-tx"), (2, "b1")]
