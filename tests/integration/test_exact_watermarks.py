@@ -17,31 +17,9 @@ import pytest
 
 from snaprepl import api
 from tests.support.databases import MYSQL_ADMIN, PG_ADMIN, RealDatabase, mysql_admin_connect
+from tests.support.long_transactions import long_transaction_survives, two_row_snapshot
 
 pytestmark = pytest.mark.spark
-
-
-def _snapshot(db: RealDatabase, dest: RealDatabase, unique_name: str, kw: dict[str, object]) -> tuple[str, str]:
-    src, dst = f"{unique_name}_s", f"{unique_name}@{dest.conn_id}"
-    db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v varchar(40))", f"INSERT INTO {src} VALUES (1, 'v1'), (2, 'a')")
-    api.repl_create_snapshot_log(f"{src}@{db.conn_id}", catalog=kw["catalog"])
-    api.repl_create_inc_snapshot(None, f"{src}@{db.conn_id}", None, dst, **kw)
-    return src, dst
-
-
-def _long_transaction_survives(db: RealDatabase, long_conn, kw: dict[str, object], unique_name: str) -> None:
-    """Open a transaction changing row 1, refresh twice while others commit, commit, refresh."""
-    src, dst = _snapshot(db, db, unique_name, kw)
-    cur = long_conn.cursor()
-    cur.execute("BEGIN")
-    cur.execute(f"UPDATE {src} SET v = 'from-long-tx' WHERE id = 1")
-    for n in range(2):
-        time.sleep(1.1)  # later stamps; MariaDB's trx_started has whole seconds
-        db.run(f"UPDATE {src} SET v = 'b{n}' WHERE id = 2")
-        api.repl_refresh_inc_snapshot(dst, **kw)
-    cur.execute("COMMIT")
-    api.repl_refresh_inc_snapshot(dst, **kw)
-    assert db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "from-long-tx"), (2, "b1")]
 
 
 @pytest.fixture
@@ -57,7 +35,7 @@ def test_postgres_long_transaction_reaches_the_copy(pg_db, no_tolerance, unique_
     conn = psycopg2.connect(dbname=pg_db.name, **PG_ADMIN)
     conn.autocommit = True
     try:
-        _long_transaction_survives(pg_db, conn, no_tolerance, unique_name)
+        long_transaction_survives(pg_db, conn, no_tolerance, unique_name)
     finally:
         conn.close()
     name = f"public.{unique_name}@{pg_db.conn_id}"
@@ -67,7 +45,7 @@ def test_postgres_long_transaction_reaches_the_copy(pg_db, no_tolerance, unique_
 def test_mariadb_long_transaction_reaches_the_copy(mysql_db, no_tolerance, unique_name) -> None:
     conn = pymysql.connect(database=mysql_db.name, autocommit=True, **MYSQL_ADMIN)
     try:
-        _long_transaction_survives(mysql_db, conn, no_tolerance, unique_name)
+        long_transaction_survives(mysql_db, conn, no_tolerance, unique_name)
     finally:
         conn.close()
 
@@ -107,7 +85,7 @@ def test_mariadb_without_process_privilege_says_the_watermark_is_not_exact(
 def test_sqlite_copy_mark_waits_for_the_open_writer(sqlite_db, pg_db, no_tolerance, unique_name) -> None:
     """A complete refresh's mark is taken while no write transaction is open: a change still
     uncommitted when the copy started is replayed by the next incremental refresh."""
-    src, dst = _snapshot(sqlite_db, pg_db, unique_name, no_tolerance)
+    src, dst = two_row_snapshot(sqlite_db, pg_db, unique_name, no_tolerance)
     writer = sqlite3.connect(sqlite_db.name, isolation_level=None, timeout=30, check_same_thread=False)
     failed: list[BaseException] = []
 
@@ -170,7 +148,7 @@ def test_status_names_the_transaction_holding_watermarks_back(
 def test_an_old_postgres_log_is_upgraded_at_the_next_refresh(pg_db, no_tolerance, unique_name) -> None:
     """A log made before transaction ids (no SNAPXID, a trigger that does not write it) gets both at the
     next refresh; its entries without an xid are applied by SNAPTIME, later ones by transaction ids."""
-    src, dst = _snapshot(pg_db, pg_db, unique_name, no_tolerance)
+    src, dst = two_row_snapshot(pg_db, pg_db, unique_name, no_tolerance)
     function = f"public.public_{src}_rlog_fn"
     [(definition,)] = pg_db.rows(f"SELECT pg_get_functiondef('{function}'::regproc)")
     for new in (', "SNAPXID" = EXCLUDED."SNAPXID"', ', "SNAPXID"', ", pg_current_xact_id()"):
@@ -192,7 +170,7 @@ def test_an_old_postgres_log_is_upgraded_at_the_next_refresh(pg_db, no_tolerance
 def test_a_transaction_open_in_another_postgres_database_holds_nothing_back(pg_db, no_tolerance, unique_name) -> None:
     """A session cannot write another database's log: its open transaction must not cap SN_LAST_TS
     (on a shared server it would hold every copy back for as long as it stays open)."""
-    src, dst = _snapshot(pg_db, pg_db, unique_name, no_tolerance)
+    src, dst = two_row_snapshot(pg_db, pg_db, unique_name, no_tolerance)
     elsewhere = psycopg2.connect(dbname="postgres", **PG_ADMIN)
     try:
         elsewhere.cursor().execute("SELECT 1")  # a transaction open (psycopg2 begins one), in another database

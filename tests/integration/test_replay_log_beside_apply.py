@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -24,6 +23,7 @@ from snaprepl.catalog.migrate import upgrade
 from snaprepl.catalog.store import Catalog
 from tests.support.catalog_dbs import catalog_url
 from tests.support.databases import RealDatabase
+from tests.support.long_transactions import long_transaction_survives
 
 pytestmark = pytest.mark.integration
 __all__ = ["catalog_url"]  # the fixture
@@ -125,18 +125,5 @@ def test_a_change_of_a_transaction_open_across_refreshes_still_arrives(
         "settings": dataclasses.replace(settings, snp_repl_tolerance_offset=0),
         "refresher": refresher,
     }
-    src, dst = f"{unique_name}_s", f"{unique_name}@{db.conn_id}"
-    db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v varchar(40))", f"INSERT INTO {src} VALUES (1, 'v1'), (2, 'a')")
-    api.repl_create_snapshot_log(f"{src}@{db.conn_id}", catalog=own_catalog)
-    api.repl_create_inc_snapshot(None, f"{src}@{db.conn_id}", None, dst, **kw)
     with db.connect() as long_conn:
-        cur = long_conn.cursor()
-        cur.execute("BEGIN")
-        cur.execute(f"UPDATE {src} SET v = 'from-long-tx' WHERE id = 1")
-        for n in range(2):
-            time.sleep(1.1)  # later stamps; MariaDB's trx_started has whole seconds
-            db.run(f"UPDATE {src} SET v = 'b{n}' WHERE id = 2")
-            api.repl_refresh_inc_snapshot(dst, **kw)
-        cur.execute("COMMIT")
-    api.repl_refresh_inc_snapshot(dst, **kw)
-    assert db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "from-long-tx"), (2, "b1")]
+        long_transaction_survives(db, long_conn, kw, unique_name)
