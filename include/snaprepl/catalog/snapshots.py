@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from snaprepl.catalog import models as m
+from snaprepl.catalog.applied import OpenApplied, PendingApplied, StagedApplied, advance, insert_entries
 from snaprepl.catalog.base import CatalogDatabase, column_values
-from snaprepl.catalog.bulk_rows import insert_columns
 from snaprepl.catalog.records import GroupMemberRecord, SnapshotRecord, utcnow
 from snaprepl.errors import SnapreplError
 
@@ -90,32 +90,20 @@ class Snapshots(CatalogDatabase):
         with self.begin() as conn:
             if skip_known:
                 entries = _unknown(conn, name, entries)
-            _insert_entries(conn, name, entries)
-            _advance(conn, name, last_ts)
+            insert_entries(conn, name, entries)
+            advance(conn, name, last_ts)
 
     def write_applied(self, name: str, entries: Sequence[tuple[str, datetime]]) -> PendingApplied | None:
-        """Write ``entries`` to ``name``'s replay log in a transaction left open, while the destination
-        applies them: :meth:`PendingApplied.commit` commits it once the destination has committed
-        (a refresh dying in between applies them again next time: rows are read current).
+        """Write ``entries`` to ``name``'s replay log while the destination applies them, unseen until
+        :meth:`PendingApplied.commit` once the destination has committed (a refresh dying in between
+        applies them again next time: rows are read current). See :mod:`snaprepl.catalog.applied`.
 
-        None where that cannot be (a catalog that cannot hold a write open beside other writers, or
-        entries the replay log already lists): the caller records them with :meth:`record_applied`
-        after the destination's commit."""
-        if not self.holds_open_writes:
-            return None
+        None where a catalog holding the write open finds entries its replay log lists already (a
+        rerun): the caller records them with :meth:`record_applied` after the destination's commit."""
         self.ensure_ready()
-        with self.connection_lost_said():
-            conn = self.engine.connect()
-            try:
-                conn.begin()
-                _insert_entries(conn, name, entries)
-            except IntegrityError:
-                conn.close()  # rolls back
-                return None
-            except BaseException:
-                conn.close()
-                raise
-        return PendingApplied(self, conn, name)
+        if self.holds_open_writes:
+            return OpenApplied.write(self, name, entries)
+        return StagedApplied.write(self, name, entries)
 
     def record_complete(self, name: str, last_ts: datetime | None, xids: str | None = None) -> None:
         """After a complete refresh: SN_LAST_TS is the high-water mark taken before the copy (and
@@ -147,44 +135,6 @@ class Snapshots(CatalogDatabase):
             return conn.execute(
                 sa.select(sa.func.count()).select_from(m.SYS_RPLOG).where(m.SYS_RPLOG.c.TARGET == name)
             ).scalar_one()
-
-
-class PendingApplied:
-    """Replay-log entries written in an open catalog transaction (:meth:`Snapshots.write_applied`)."""
-
-    def __init__(self, catalog: CatalogDatabase, conn: sa.Connection, name: str) -> None:
-        self._catalog, self._conn, self._name = catalog, conn, name
-
-    def commit(self, last_ts: datetime | None) -> None:
-        """Move SN_LAST_TS forward to ``last_ts`` and commit, with the entries."""
-        try:
-            with self._catalog.connection_lost_said():
-                _advance(self._conn, self._name, last_ts)
-                self._conn.commit()
-        finally:
-            self._conn.close()
-
-    def rollback(self) -> None:
-        """Forget the entries (the destination did not commit them)."""
-        self._conn.close()
-
-
-def _insert_entries(conn: sa.Connection, name: str, entries: Sequence[tuple[str, datetime]]) -> None:
-    if entries:
-        guids: list[Any] = [guid for guid, _ in entries]
-        times = [ts for _, ts in entries]
-        insert_columns(conn, m.SYS_RPLOG, {"TARGET": [name] * len(guids), "RLOG_ROWGUID": guids, "SNAPTIME": times})
-
-
-def _advance(conn: sa.Connection, name: str, last_ts: datetime | None) -> None:
-    """SN_LAST_TS of ``name`` moved forward to ``last_ts``, never back."""
-    t = m.SYS_SNAPSHOT.c
-    if last_ts is not None:
-        conn.execute(
-            sa.update(m.SYS_SNAPSHOT)
-            .where(t.SN_NAME == name, sa.or_(t.SN_LAST_TS.is_(None), t.SN_LAST_TS < last_ts))
-            .values(SN_LAST_TS=last_ts)
-        )
 
 
 def _unknown(conn: sa.Connection, name: str, entries: Sequence[tuple[str, datetime]]) -> list[tuple[str, datetime]]:

@@ -20,7 +20,8 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import Any
 
-from snaprepl.catalog.snapshots import PendingApplied, replay_order
+from snaprepl.catalog.applied import PendingApplied
+from snaprepl.catalog.snapshots import replay_order
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.background import in_background
 from snaprepl.common.collector import collector_paused
