@@ -47,6 +47,10 @@ CARRIED = {
 _TEXTS = {"varchar(n)", "varchar", "long varchar"}
 #: Rows a server-side cursor fetches at a time.
 FETCH_ROWS = 20_000
+#: Blocks fetched ahead of the one being written.
+AHEAD_BLOCKS = 2
+#: Most rows one SQLite transaction of the pipe takes (fetched blocks waiting are joined up to this).
+COMMIT_ROWS = 200_000
 #: What a failed task's error text starts with, so the driver finds the database's own message.
 FAILURE_MARK = "snaprepl SQLite pipe failed: "
 _FAILURE = re.compile(re.escape(FAILURE_MARK) + r"([^\n]*)")
@@ -99,6 +103,8 @@ def sqlite_task(
     source_setup, dest_setup = setup
     path, insert = target
 
+    blocks, write = fetch_ahead(FETCH_ROWS, AHEAD_BLOCKS), block_writer(insert, COMMIT_ROWS)
+
     def pipe(select: str) -> int:
         import sqlite3  # noqa: PLC0415  (imported where the Python worker runs this)
         from contextlib import closing  # noqa: PLC0415
@@ -115,18 +121,8 @@ def sqlite_task(
                 dst.execute(statement)
             rows = src.cursor(name="snaprepl_pipe")  # server-side: FETCH_ROWS at a time
             rows.execute(select)
-            written = 0
-            while block := rows.fetchmany(FETCH_ROWS):
-                # The write lock only while a fetched block goes in, never while the source is read: a
-                # killed run's driver must be able to drop the staging table while this task still runs.
-                dst.execute("BEGIN IMMEDIATE")
-                try:
-                    written += dst.executemany(insert, block).rowcount
-                    dst.execute("COMMIT")
-                except BaseException:
-                    dst.execute("ROLLBACK")
-                    raise
-            return written
+            with closing(blocks(rows)) as fetched:  # closed before the source connection is
+                return write(dst, fetched)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import sqlite3  # noqa: PLC0415
@@ -145,6 +141,91 @@ def sqlite_task(
         yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
     return run
+
+
+def fetch_ahead(fetch_rows: int, ahead_blocks: int) -> Callable[[Any], Iterator[list[Any]]]:
+    """A function giving a server-side cursor's blocks of ``fetch_rows``, the next up to
+    ``ahead_blocks`` fetched by a thread while the caller writes this one (psycopg2 and sqlite3 both
+    let go of the GIL while their server or engine works), and an empty block wherever none is fetched
+    yet: the caller commits rather than wait holding the lock. A closure, as :func:`sqlite_task`'s."""
+    start = fetcher(fetch_rows, ahead_blocks)
+
+    def blocks(rows: Any) -> Iterator[list[Any]]:
+        import contextlib  # noqa: PLC0415
+        import queue  # noqa: PLC0415
+
+        ahead, stop, thread = start(rows)
+        try:
+            while block := ahead.get():
+                if isinstance(block, BaseException):
+                    raise block
+                yield block
+                if ahead.empty():
+                    yield []
+        finally:
+            stop.set()
+            while thread.is_alive():  # unblock its put
+                with contextlib.suppress(queue.Empty):
+                    ahead.get(timeout=0.1)
+
+    return blocks
+
+
+def fetcher(fetch_rows: int, ahead_blocks: int) -> Callable[[Any], tuple[Any, Any, Any]]:
+    """A function starting a thread that fetches a server-side cursor's blocks into a queue of
+    ``ahead_blocks`` (an empty block last; an error in their place) until its stop event is set; it
+    gives the queue, the event and the thread."""
+
+    def start(rows: Any) -> tuple[Any, Any, Any]:
+        import queue  # noqa: PLC0415
+        import threading  # noqa: PLC0415
+
+        ahead: queue.Queue[Any] = queue.Queue(maxsize=ahead_blocks)
+        stop = threading.Event()
+
+        def fetch() -> None:
+            try:
+                while not stop.is_set():
+                    block = rows.fetchmany(fetch_rows)
+                    ahead.put(block)
+                    if not block:
+                        return
+            except BaseException as err:  # raised in the writer's thread
+                ahead.put(err)
+
+        thread = threading.Thread(target=fetch, name="snaprepl-sqlite-pipe-fetch", daemon=True)
+        thread.start()
+        return ahead, stop, thread
+
+    return start
+
+
+def block_writer(insert: str, commit_rows: int) -> Callable[[Any, Iterator[list[Any]]], int]:
+    """A function inserting blocks of rows with statement ``insert`` into a SQLite connection (a
+    closure, as :func:`sqlite_task`'s); the rows inserted."""
+
+    def write(dst: Any, fetched: Iterator[list[Any]]) -> int:
+        """Insert the blocks, each transaction as many as are fetched already (up to ``commit_rows``): the
+        write lock is never held while waiting for the source (a killed run's driver must be able to
+        drop the staging table while this task still runs), and each commit's syncs are paid seldom."""
+        written = pending = 0
+        for block in fetched:
+            if block and not dst.in_transaction:
+                dst.execute("BEGIN IMMEDIATE")
+            if block:
+                try:
+                    pending += dst.executemany(insert, block).rowcount
+                except BaseException:
+                    dst.execute("ROLLBACK")
+                    raise
+            if dst.in_transaction and (not block or pending >= commit_rows):
+                dst.execute("COMMIT")
+                written, pending = written + pending, 0
+        if dst.in_transaction:
+            dst.execute("COMMIT")
+        return written + pending
+
+    return write
 
 
 def _kind(generic: str) -> str:
