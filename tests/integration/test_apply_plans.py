@@ -50,8 +50,12 @@ def _statements(db: RealDatabase, prefix: str) -> dict[str, str]:
         f"INSERT INTO {qualified['full']} SELECT x, {cat}, x + 1 FROM ({series.format(n=RESULT_ROWS)}) s",
         staging_index_sql(dialect, schema, names["inc"]),
     )
-    for table in names.values():
-        db.run(f"ANALYZE TABLE {dialect.qualified(schema, table)}" if db.dialect == "mysql" else f"ANALYZE {table}")
+    for table in ("dest", "full"):
+        db.run(f"ANALYZE TABLE {qualified[table]}" if db.dialect == "mysql" else f"ANALYZE {names[table]}")
+    # The staging table's statistics as an incremental refresh gathers them (PostgreSQL: of the
+    # batch, operation and key columns only).
+    analyzed = dialect.analyze_sql(schema, names["inc"], [T.BATCH, T.OP, "id"])
+    db.run(f"ANALYZE TABLE {qualified['inc']}" if db.dialect == "mysql" else analyzed)
     incremental = {
         "incremental delete": dialect.delete_staged_sql(qualified["dest"], qualified["inc"], ["id"], T.BATCH, T.OP),
         "incremental upsert": dialect.upsert_staged_sql(

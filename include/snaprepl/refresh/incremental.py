@@ -159,7 +159,7 @@ def _stage_and_apply(
     try:
         load(stage)
         with ends.dest_db.session() as session:
-            dest.analyze(session, schema, stage)
+            dest.analyze(session, schema, stage, [BATCH, OP, *window.log.key_columns])  # what the apply reads by
         applied = _apply(catalog, ends, stage, window, data_columns)
     except BaseException:
         ends.drop_after_failure(schema, stage)  # its own failure never hides the run's
