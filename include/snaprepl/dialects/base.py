@@ -324,27 +324,12 @@ class Dialect(Capabilities, ABC):
     def drop_table_sql(self, schema: str | None, table: str) -> str:
         return f"DROP TABLE IF EXISTS {self.qualified(schema, table)}"
 
-    def analyze(self, session: SqlSession, schema: str | None, table: str, columns: Sequence[str] = ()) -> None:
-        """Gather the planner's statistics of a table just loaded, so that statements applying it chunk by
-        chunk use its indexes (without them PostgreSQL hash-joins whole tables once per chunk).
-        ``columns``: the ones those statements filter and join on, where only theirs can be gathered."""
-        session.execute(self.analyze_sql(schema, table, columns))
-
-    def analyze_sql(self, schema: str | None, table: str, columns: Sequence[str] = ()) -> str:
-        """:meth:`analyze`'s statement: of ``columns`` only where :attr:`analyze_columns` (the row count
-        is always gathered)."""
-        listed = f" ({', '.join(self.quote(c) for c in columns)})" if columns and self.analyze_columns else ""
-        return f"ANALYZE {self.qualified(schema, table)}{listed}"
-
     def add_key_sql(self, schema: str | None, table: str, key: Sequence[str]) -> str:
         """Add the primary key to a table loaded without it (bulk loads are faster without an index)."""
         return f"ALTER TABLE {self.qualified(schema, table)} ADD PRIMARY KEY ({', '.join(self.quote(k) for k in key)})"
 
     #: Whether staging tables are loaded without a key and keyed afterwards.
     key_after_load: ClassVar[bool] = True
-    #: Whether ANALYZE takes a column list: statistics of a staging table's batch, operation and key
-    #: columns only (PostgreSQL: 40 against 140 ms for 100,000 staged changes, loaded machine).
-    analyze_columns: ClassVar[bool] = False
     #: Whether dates, times and booleans cross to and from Spark as ISO text and integers (SQLite keeps
     #: them so).
     spark_text_temporals: ClassVar[bool] = False

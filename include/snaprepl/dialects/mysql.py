@@ -264,9 +264,6 @@ class MySqlDialect(
     # InnoDB clusters rows by primary key: adding it after a load would rebuild the table.
     key_after_load = False
 
-    def analyze(self, session: SqlSession, schema: str | None, table: str, columns: Sequence[str] = ()) -> None:
-        session.query(f"ANALYZE TABLE {self.qualified(schema, table)}")  # returns a status row (index statistics)
-
     def literal(self, value: str) -> str:
         # Backslashes are escapes in MariaDB string literals (unless NO_BACKSLASH_ESCAPES).
         return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"

@@ -55,7 +55,6 @@ class PostgresDialect(
     snaptime_type = "timestamp(6)"
     dmltype_type = "char(1)"
     rowguid_type = "varchar(255)"
-    analyze_columns = True
     on_conflict_puts = True
     log_alias = "l"
     sqlalchemy_driver = "postgresql+psycopg2"

@@ -21,7 +21,7 @@ primary key, or the staging table's (complete refreshes key the staging table be
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from snaprepl.dialects.model import Column, SqlSession
 
@@ -59,6 +59,19 @@ class RowReplacement:
         def create_table_sql(
             self, schema: str | None, table: str, columns: Sequence[Column], key: Sequence[str]
         ) -> str: ...
+
+    #: Whether ANALYZE takes a column list (PostgreSQL: 40 against 140 ms for 100,000 staged changes).
+    analyze_columns: ClassVar[bool] = False
+
+    def analyze(self, session: SqlSession, schema: str | None, table: str, columns: Sequence[str] = ()) -> None:
+        """Gather the planner's statistics of a table just loaded, so that statements applying it chunk by
+        chunk use its indexes (without them PostgreSQL hash-joins whole tables once per chunk); of
+        ``columns`` only (those the statements filter and join on) where :attr:`analyze_columns`."""
+        session.execute(self.analyze_sql(schema, table, columns))
+
+    def analyze_sql(self, schema: str | None, table: str, columns: Sequence[str] = ()) -> str:
+        listed = f" ({', '.join(self.quote(c) for c in columns)})" if columns and self.analyze_columns else ""
+        return f"ANALYZE {self.qualified(schema, table)}{listed}"
 
     def create_staging_sql(
         self, schema: str, staging: str, dest: str, columns: Sequence[Column], key: Sequence[str], *, swap: bool
@@ -175,6 +188,8 @@ class RowReplacement:
 
 
 class PostgresRowReplacement(RowReplacement):
+    analyze_columns = True
+
     def differs_sql(self, left: str, right: str, column: Column) -> str:
         if column.type_sql.lower().startswith(_PG_TEXT_COMPARED):
             return f"{left}::text IS DISTINCT FROM {right}::text"
@@ -209,6 +224,9 @@ class PostgresRowReplacement(RowReplacement):
 class MySqlRowReplacement(RowReplacement):
     """MariaDB runs ``IN (SELECT ...)`` and ``NOT EXISTS`` against another table as a dependent
     subquery (a full scan of it per row): every statement here is a join instead."""
+
+    def analyze(self, session: SqlSession, schema: str | None, table: str, columns: Sequence[str] = ()) -> None:
+        session.query(f"ANALYZE TABLE {self.qualified(schema, table)}")  # returns a status row (index statistics)
 
     def differs_sql(self, left: str, right: str, column: Column) -> str:
         # BINARY: a case-insensitive or PAD SPACE collation would call 'a' and 'A ' equal.
