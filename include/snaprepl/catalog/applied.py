@@ -49,11 +49,15 @@ class PendingApplied(Protocol):
         """Forget the entries (the destination did not commit them)."""
 
 
-class OpenApplied:
-    """Entries inserted in catalog transaction ``conn``, left open until :meth:`commit`."""
+class _Held:
+    """Entries of snapshot ``name`` held on catalog connection ``conn`` (which this closes)."""
 
     def __init__(self, catalog: CatalogDatabase, conn: sa.Connection, name: str) -> None:
         self._catalog, self._conn, self._name = catalog, conn, name
+
+
+class OpenApplied(_Held):
+    """Entries inserted in catalog transaction ``conn``, left open until :meth:`commit`."""
 
     @classmethod
     def write(cls, catalog: CatalogDatabase, name: str, entries: Sequence[tuple[str, datetime]]) -> OpenApplied | None:
@@ -84,11 +88,8 @@ class OpenApplied:
         self._conn.close()
 
 
-class StagedApplied:
+class StagedApplied(_Held):
     """Entries held in the TEMP table of SQLite catalog connection ``conn`` until :meth:`commit`."""
-
-    def __init__(self, catalog: CatalogDatabase, conn: sa.Connection, name: str) -> None:
-        self._catalog, self._conn, self._name = catalog, conn, name
 
     @classmethod
     def write(cls, catalog: CatalogDatabase, name: str, entries: Sequence[tuple[str, datetime]]) -> StagedApplied:
