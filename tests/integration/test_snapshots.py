@@ -12,11 +12,11 @@ import psycopg2
 import pytest
 
 from snaprepl import api
-from snaprepl.catalog.store import Catalog
 from snaprepl.errors import (
     RefreshFailed,
 )
 from snaprepl.refresh.model import COPIED_BY_PIPE
+from snaprepl.refresh.staged_entries import BatchRecords
 from tests.support.data import create_typed_table, execute, insert_rows, table_rows
 from tests.support.databases import PG_ADMIN, RealDatabase
 
@@ -303,22 +303,22 @@ def test_a_refresh_killed_between_commits_converges_when_run_again(
     )
     for group in range(4):
         pg_db.transaction(*[f"INSERT INTO {src} VALUES ({group * 10 + n}, {group})" for n in range(3)])
-    real_record = Catalog.record_applied
+    real_record = BatchRecords.commit  # records a batch once the destination committed it, any catalog
     calls = []
 
     def die_after_first_batch(self, *args, **kwargs):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 2:  # the second batch is committed in the destination, not recorded
             raise KeyboardInterrupt("killed")
         return real_record(self, *args, **kwargs)
 
-    monkeypatch.setattr(Catalog, "record_applied", die_after_first_batch)
+    monkeypatch.setattr(BatchRecords, "commit", die_after_first_batch)
     small = replace(settings, refresh_commit_rows=3)
     with pytest.raises(KeyboardInterrupt):
         api.repl_refresh_inc_snapshot(
             f"{unique_name}@{pg_db.conn_id}", catalog=catalog, settings=small, refresher=refresher
         )
-    monkeypatch.setattr(Catalog, "record_applied", real_record)
+    monkeypatch.setattr(BatchRecords, "commit", real_record)
     assert 3 <= pg_db.rows(f"SELECT COUNT(*) FROM {unique_name}")[0][0] < 12, "some commits happened, not all"
     api.repl_refresh_inc_snapshot(
         f"{unique_name}@{pg_db.conn_id}", catalog=catalog, settings=small, refresher=refresher
