@@ -209,20 +209,21 @@ def block_writer(insert: str, commit_rows: int) -> Callable[[Any, Iterator[list[
         write lock is never held while waiting for the source (a killed run's driver must be able to
         drop the staging table while this task still runs), and each commit's syncs are paid seldom."""
         written = pending = 0
-        for block in fetched:
-            if block and not dst.in_transaction:
-                dst.execute("BEGIN IMMEDIATE")
-            if block:
-                try:
+        try:
+            for block in fetched:  # a source error is raised here, as a destination's is below
+                if block and not dst.in_transaction:
+                    dst.execute("BEGIN IMMEDIATE")
+                if block:
                     pending += dst.executemany(insert, block).rowcount
-                except BaseException:
-                    dst.execute("ROLLBACK")
-                    raise
-            if dst.in_transaction and (not block or pending >= commit_rows):
+                if dst.in_transaction and (not block or pending >= commit_rows):
+                    dst.execute("COMMIT")
+                    written, pending = written + pending, 0
+            if dst.in_transaction:
                 dst.execute("COMMIT")
-                written, pending = written + pending, 0
-        if dst.in_transaction:
-            dst.execute("COMMIT")
+        except BaseException:
+            if dst.in_transaction:
+                dst.execute("ROLLBACK")
+            raise
         return written + pending
 
     return write
