@@ -99,8 +99,7 @@ class StagedApplied(_Held):
                 with conn.begin():
                     conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{_STAGED.name}")  # a leftover of a lost run
                     _STAGED.create(conn)
-                    guids: list[Any] = [guid for guid, _ in entries]  # in the caller's (replay log's key) order
-                    insert_columns(conn, _STAGED, {"RLOG_ROWGUID": guids, "SNAPTIME": [ts for _, ts in entries]})
+                    insert_columns(conn, _STAGED, _entry_columns(entries))  # in the caller's (key) order
             except BaseException:
                 conn.close()
                 raise
@@ -114,9 +113,13 @@ class StagedApplied(_Held):
                 except IntegrityError:  # a rerun: some are listed already
                     self._move(last_ts, skip_known=True)
         finally:
-            self.rollback()
+            self._release()
 
     def rollback(self) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        """Drop the TEMP table and give the connection back."""
         try:
             self._conn.execution_options(**{BESIDE_WRITER: True})
             with self._conn.begin():
@@ -141,9 +144,12 @@ class StagedApplied(_Held):
 def insert_entries(conn: sa.Connection, name: str, entries: Sequence[tuple[str, datetime]]) -> None:
     """``entries`` (RLOG_ROWGUID, SNAPTIME) into ``name``'s replay log, in ``conn``'s transaction."""
     if entries:
-        guids: list[Any] = [guid for guid, _ in entries]
-        times = [ts for _, ts in entries]
-        insert_columns(conn, m.SYS_RPLOG, {"TARGET": [name] * len(guids), "RLOG_ROWGUID": guids, "SNAPTIME": times})
+        insert_columns(conn, m.SYS_RPLOG, {"TARGET": [name] * len(entries), **_entry_columns(entries)})
+
+
+def _entry_columns(entries: Sequence[tuple[str, datetime]]) -> dict[str, list[Any]]:
+    """``entries`` column by column, as :func:`insert_columns` takes them."""
+    return {"RLOG_ROWGUID": [guid for guid, _ in entries], "SNAPTIME": [ts for _, ts in entries]}
 
 
 def advance(conn: sa.Connection, name: str, last_ts: datetime | None) -> None:

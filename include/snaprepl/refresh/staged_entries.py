@@ -9,8 +9,8 @@ entries are sorted in the replay log's key order (SNAPTIME, RLOG_ROWGUID), so it
 page after page.
 
 :class:`BatchRecords` writes each batch's entries to the catalog's replay log while the destination
-applies the batch, in a catalog transaction committed right after the destination's: 1,000,000
-entries took 3.3 s after the apply's commit, one after the other.
+applies the batch, seen once the destination has committed (:mod:`snaprepl.catalog.applied`):
+1,000,000 entries took 3.3 s after the apply's commit, one after the other.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class BatchRecords:
         assert self._written is not None, "start() first"
         entries, pending = self._written.result()
         last_ts = watermark(max(ts for _, ts in entries))
-        if pending is None:  # the catalog could not hold it open: written now, after the commit
+        if pending is None:  # a rerun the catalog found at once: written now, skipping those listed
             self._catalog.record_applied(self._name, entries, last_ts)
         else:
             pending.commit(last_ts)
