@@ -153,17 +153,27 @@ class AirflowRest:
         return self.api("GET", path).get("task_instances", [])
 
     def wait_for_run(self, dag_id: str, run_id: str, timeout: float = 240) -> None:
-        """Wait until the run succeeds; fail as soon as it fails or a task fails (before its retries)."""
-        deadline = time.monotonic() + timeout
+        """Wait until the run succeeds; fail as soon as it fails or a task fails (before its retries).
+
+        ``timeout`` bounds the wait for the next task to change state, so a slow machine whose run
+        still moves is waited for (up to three timeouts in all), while a run stuck in one state fails.
+        """
+        start = time.monotonic()
+        deadline, seen = start + timeout, None
         state = "unknown"
-        while time.monotonic() < deadline:
+        while time.monotonic() < min(deadline, start + 3 * timeout):
             self.check_alive()
             state = self.run_state(dag_id, run_id)
             if state == "success":
                 return
-            bad = [ti for ti in self.task_instances(dag_id, run_id) if ti.get("state") in _TI_BAD_STATES]
+            tis = self.task_instances(dag_id, run_id)
+            bad = [ti for ti in tis if ti.get("state") in _TI_BAD_STATES]
             if state == "failed" or bad:
                 what = ", ".join(f"{ti['task_id']}: {ti['state']}" for ti in bad)
                 self.fail(f"run {run_id} of {dag_id} is {state} ({what})", dag_id=dag_id, run_id=run_id)
+            if (now := sorted((ti["task_id"], ti.get("state")) for ti in tis)) != seen:
+                deadline, seen = time.monotonic() + timeout, now
             time.sleep(1)
-        self.fail(f"run {run_id} of {dag_id} is still {state} after {timeout:.0f} s", dag_id=dag_id, run_id=run_id)
+        waited = time.monotonic() - start
+        why = f"no task moved for {timeout:.0f} s" if waited < 3 * timeout else f"after {waited:.0f} s in all"
+        self.fail(f"run {run_id} of {dag_id} is still {state}: {why}", dag_id=dag_id, run_id=run_id)
