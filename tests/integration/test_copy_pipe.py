@@ -166,12 +166,12 @@ def test_types_that_differ_take_the_spark_path(pg_db, catalog, settings, refresh
 def test_rows_pass_in_blocks_of_any_size_unchanged(pg_db, unique_name, block_bytes: int) -> None:
     """The task gathers the source's rows into blocks before writing them: a block of one row, of a few
     rows, or of the whole range, the destination reads back exactly the source's values (run here in
-    this process, as a Spark task runs it, on one index batch)."""
+    this process as the Spark task :func:`arrow_task` makes of it runs it, on one index batch)."""
     import pyarrow as pa
 
     from snaprepl.connections.lookup import get_connection
     from snaprepl.dialects.postgres_copy import psycopg2_kwargs
-    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, pipe_task
+    from snaprepl.dialects.postgres_pipe import TEXT_FORMS, arrow_task, pipe_task
 
     src, dst = f"{unique_name}_s", f"{unique_name}_d"
     _fill(pg_db, src)
@@ -186,7 +186,7 @@ def test_rows_pass_in_blocks_of_any_size_unchanged(pg_db, unique_name, block_byt
     task = pipe_task(
         (kwargs, kwargs), (list(TEXT_FORMS), list(TEXT_FORMS)), ranges, f"COPY {dst} FROM STDIN", block_bytes
     )
-    out = list(task(iter([pa.RecordBatch.from_pydict({"id": [0, 1]})])))
+    out = list(arrow_task(task)(iter([pa.RecordBatch.from_pydict({"id": [0, 1]})])))
     assert out[0].column(0).to_pylist() == [len(pg_db.rows(f"SELECT id FROM {src}"))]
     assert _exact(pg_db, f"SELECT * FROM {dst} ORDER BY id") == _exact(pg_db, f"SELECT * FROM {src} ORDER BY id")
 

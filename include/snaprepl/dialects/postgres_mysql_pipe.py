@@ -18,12 +18,12 @@ the copy to Spark.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from snaprepl.dialects.model import BulkConnection, Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
-from snaprepl.dialects.postgres_pipe import BLOCK_BYTES, QueryPipe
+from snaprepl.dialects.postgres_pipe import BLOCK_BYTES, QueryPipe, RangeCopy
 from snaprepl.dialects.types import to_generic
 
 #: Generic types whose CSV text PostgreSQL writes as MariaDB reads it.
@@ -73,7 +73,7 @@ class PostgresMySqlPipe(QueryPipe):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
-    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
+    ) -> tuple[list[str], RangeCopy]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
         copies_out = [
@@ -117,30 +117,25 @@ def load_task(
     setup: tuple[list[str], list[str]],
     copies_out: list[str],
     load: str,
-) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """A ``mapInArrow`` function piping ``copies_out[i]`` into ``load`` (whose ``{path}`` is the named
-    pipe) for every index ``i`` it gets. Made of closures only: Spark's Python workers need nothing of
+) -> RangeCopy:
+    """A function piping ``copies_out[i]`` into ``load`` (whose ``{path}`` is the named pipe) for the
+    index ``i`` it gets; the rows. Made of closures only: Spark's Python workers need nothing of
     snaprepl; the credentials travel in them, never in a log or command line."""
     source_kwargs, dest_kwargs = connect
     source_setup, dest_setup = setup
     pipe = _loader(dest_kwargs, dest_setup, load, _producer(source_kwargs, source_setup), _releaser())
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
+    def copy(index: int) -> int:
         import psycopg  # noqa: PLC0415  (imported where the Python worker runs this)
-        import pyarrow as pa  # noqa: PLC0415
         import pymysql  # noqa: PLC0415
 
-        rows = 0
         try:
-            for batch in batches:
-                for index in batch.column(0).to_pylist():
-                    rows += pipe(copies_out[index])
+            return pipe(copies_out[index])
         except (psycopg.Error, pymysql.Error) as err:
             message = (str(err).strip().splitlines() or [""])[0]
             raise RuntimeError(f"{FAILURE_MARK}{type(err).__name__}: {message}") from None
-        yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
-    return run
+    return copy
 
 
 def _producer(source_kwargs: dict[str, Any], source_setup: list[str]) -> Callable[[str, str, list[Any]], None]:

@@ -43,6 +43,8 @@ BLOCK_BYTES = 128 * 1024
 FAILURE_MARK = "snaprepl COPY pipe failed: "
 _FAILURE = re.compile(re.escape(FAILURE_MARK) + r"([^\n]*)")
 _COLLATE = re.compile(r"\s+COLLATE\s+.*$", re.IGNORECASE | re.DOTALL)
+#: Copies range ``i`` of a pipe (the index it is given); the rows copied.
+RangeCopy = Callable[[int], int]
 
 
 def comparable_type(type_sql: str) -> str:
@@ -102,16 +104,16 @@ class QueryPipe:
             raise ValueError(f"{type(self).__name__} loads each range in one transaction")
         if spark is not None and chunks is not None and chunks.check is not None:
             raise ValueError("a Spark task cannot call back this process before its commits")
-        copies_out, task = self._task(query, source_columns, ranges, target, chunks)
+        copies_out, copy = self._task(query, source_columns, ranges, target, chunks)
         if spark is None:
-            return in_threads(task, len(copies_out), len(copies_out) if self.parallel_ranges else 1)
+            return in_threads(copy, len(copies_out), len(copies_out) if self.parallel_ranges else 1)
         from pyspark.sql.types import LongType, StructField, StructType
 
         # spark.range gives each task exactly one range index (DataFrame API: Spark Connect has it too).
         # Each task's count comes back as it is (one stage; a sum in Spark would add a shuffle), under
         # a schema given as a type (as text, a Spark Connect server would be asked to parse it).
         indexes = spark.range(0, len(copies_out), 1, len(copies_out) if self.parallel_ranges else 1)
-        counts = indexes.mapInArrow(task, StructType([StructField("rows", LongType())])).collect()
+        counts = indexes.mapInArrow(arrow_task(copy), StructType([StructField("rows", LongType())])).collect()
         return sum(int(row[0]) for row in counts)
 
     def _task(
@@ -121,8 +123,8 @@ class QueryPipe:
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
-    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
-        """The source's ``COPY ... TO STDOUT`` of each range, and the task piping range ``i`` for each index ``i``."""
+    ) -> tuple[list[str], RangeCopy]:
+        """The source's ``COPY ... TO STDOUT`` of each range, and the function piping range ``i``."""
         raise NotImplementedError
 
     def _setup(self) -> tuple[list[str], list[str]]:
@@ -155,7 +157,7 @@ class PostgresCopyPipe(QueryPipe):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
-    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
+    ) -> tuple[list[str], RangeCopy]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)
         copies_out = [
@@ -182,70 +184,80 @@ def pipe_task(
     copy_in: str,
     block_bytes: int = BLOCK_BYTES,
     commits: tuple[int, Callable[[int], None] | None] | None = None,
-) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """A ``mapInArrow`` function piping ``copies_out[i]`` into ``copy_in`` for every index ``i`` it gets,
-    with connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``,
+) -> RangeCopy:
+    """A function piping ``copies_out[i]`` into ``copy_in`` for the index ``i`` it gets (the rows), with
+    connections made from ``connect`` (source's, destination's arguments) and set up by ``setup``,
     rows passed on in blocks of about ``block_bytes``, in one destination transaction per range or,
     with ``commits`` (rows, check), one per that many rows (one ``COPY FROM`` each, ``check`` called
     with its rows before it ends, when given; see :class:`~snaprepl.dialects.model.Chunks`).
 
-    Self-contained (Spark's Python workers need nothing of snaprepl); the credentials travel in its
-    closure, as with :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
+    Self-contained (Spark's Python workers need nothing of snaprepl; :func:`arrow_task` makes it a
+    task); the credentials travel in its closure, as with
+    :func:`snaprepl.dialects.postgres_copy.copy_writer`, never in a log or command line.
     """
     source_kwargs, dest_kwargs = connect
     source_setup, dest_setup = setup
     commit_rows, check = commits or (None, None)
     relay = block_relay(block_bytes)
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
+    def pipe(copy_out: str) -> int:
         import psycopg  # noqa: PLC0415  (imported where the Python worker runs this)
-        import pyarrow as pa  # noqa: PLC0415
 
-        def pipe(copy_out: str) -> int:
-            with psycopg.connect(**source_kwargs) as src, psycopg.connect(**dest_kwargs) as dst:
-                src.execute("SET TRANSACTION READ ONLY")  # the snapshot's query must not write
-                for statement in source_setup:
-                    src.execute(statement)
-                # Chunks: each COPY FROM its own transaction, without a BEGIN and a COMMIT to wait for.
-                dst.autocommit = bool(commit_rows)
-                for statement in dest_setup:
-                    dst.execute(statement)
-                copied, ended = 0, False
-                with src.cursor() as out_cursor, dst.cursor() as in_cursor, out_cursor.copy(copy_out) as out:
-                    rows = iter(out)
-                    while not ended:
-                        with in_cursor.copy(copy_in) as into:
-                            written = relay(rows, into, commit_rows)
-                            if check is not None:
-                                check(written)  # raising ends the COPY with an error: nothing committed
-                        ended = not commit_rows or written < commit_rows
-                        copied += int(in_cursor.rowcount)
-                return copied  # one range in one transaction: committed as the connection's block ends
+        with psycopg.connect(**source_kwargs) as src, psycopg.connect(**dest_kwargs) as dst:
+            src.execute("SET TRANSACTION READ ONLY")  # the snapshot's query must not write
+            for statement in source_setup:
+                src.execute(statement)
+            # Chunks: each COPY FROM its own transaction, without a BEGIN and a COMMIT to wait for.
+            dst.autocommit = bool(commit_rows)
+            for statement in dest_setup:
+                dst.execute(statement)
+            copied, ended = 0, False
+            with src.cursor() as out_cursor, dst.cursor() as in_cursor, out_cursor.copy(copy_out) as out:
+                rows = iter(out)
+                while not ended:
+                    with in_cursor.copy(copy_in) as into:
+                        written = relay(rows, into, commit_rows)
+                        if check is not None:
+                            check(written)  # raising ends the COPY with an error: nothing committed
+                    ended = not commit_rows or written < commit_rows
+                    copied += int(in_cursor.rowcount)
+            return copied  # one range in one transaction: committed as the connection's block ends
 
-        rows = 0
+    def copy(index: int) -> int:
+        import psycopg  # noqa: PLC0415
+
         try:
-            for batch in batches:
-                for index in batch.column(0).to_pylist():
-                    rows += pipe(copies_out[index])
+            return pipe(copies_out[index])
         except psycopg.Error as err:
             message = (str(err).strip().splitlines() or [""])[0]
             raise RuntimeError(f"{FAILURE_MARK}{type(err).__name__}: {message}") from None
+
+    return copy
+
+
+def arrow_task(copy: RangeCopy) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """A ``mapInArrow`` function running ``copy`` for every range index it gets, giving one row: the
+    rows copied. A closure, as the copiers are (pyarrow is imported by the Spark worker only: in this
+    process it would import pandas, a quarter of a second of a refresh's pipe)."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa  # noqa: PLC0415
+
+        rows = 0
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                rows += copy(index)
         yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
     return run
 
 
-def in_threads(task: Callable[[Iterator[Any]], Iterator[Any]], count: int, threads: int | None = None) -> int:
-    """Run the pipe's ``task`` for the indexes ``0..count-1`` here, in ``threads`` threads (default:
-    one each; psycopg waits for the databases without the GIL); the rows copied. Every range runs to its end before a
-    failure is raised (the first, as a Spark job's would be)."""
-    import pyarrow as pa  # noqa: PLC0415
-
-    def one(index: int) -> int:
-        return sum(int(b.column(0)[0].as_py()) for b in task(iter([pa.RecordBatch.from_pydict({"id": [index]})])))
-
+def in_threads(copy: RangeCopy, count: int, threads: int | None = None) -> int:
+    """Run the pipe's ``copy`` for the indexes ``0..count-1`` here, in ``threads`` threads (default:
+    one each; psycopg waits for the databases without the GIL); the rows copied. Every range runs to
+    its end before a failure is raised (the first, as a Spark job's would be)."""
     with ThreadPoolExecutor(max_workers=threads or count, thread_name_prefix="snaprepl-pipe") as pool:
-        futures = [pool.submit(one, index) for index in range(count)]
+        futures = [pool.submit(copy, index) for index in range(count)]
     return sum(f.result() for f in futures)
 
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from snaprepl.dialects.model import Chunks, Column
 from snaprepl.dialects.postgres_copy import psycopg2_kwargs
-from snaprepl.dialects.postgres_pipe import QueryPipe
+from snaprepl.dialects.postgres_pipe import QueryPipe, RangeCopy
 from snaprepl.dialects.types import to_generic
 
 #: Generic types that reach SQLite as the JDBC path stores them, with the source expression giving
@@ -73,7 +73,7 @@ class PostgresSqlitePipe(QueryPipe):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
-    ) -> tuple[list[str], Callable[[Iterator[Any]], Iterator[Any]]]:
+    ) -> tuple[list[str], RangeCopy]:
         schema, table, dest_columns = target
         select = ", ".join(
             CARRIED[to_generic(c.type_sql, self.source.name).name].format(self.source.quote(c.name))
@@ -95,9 +95,9 @@ def sqlite_task(
     setup: tuple[list[str], list[str]],
     selects: list[str],
     target: tuple[str, str],
-) -> Callable[[Iterator[Any]], Iterator[Any]]:
-    """A ``mapInArrow`` function inserting the rows of ``selects[i]`` into the SQLite database file
-    and statement ``target`` (path, insert) for every index ``i`` it gets. Made of closures only:
+) -> RangeCopy:
+    """A function inserting the rows of ``selects[i]`` into the SQLite database file and statement
+    ``target`` (path, insert) for the index ``i`` it gets; the rows. Made of closures only:
     Spark's Python workers need nothing of snaprepl; the credentials travel in them, never in a log
     or command line."""
     source_setup, dest_setup = setup
@@ -124,23 +124,18 @@ def sqlite_task(
             with closing(blocks(rows)) as fetched:  # closed before the source connection is
                 return write(dst, fetched)
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
+    def copy(index: int) -> int:
         import sqlite3  # noqa: PLC0415
 
         import psycopg2  # noqa: PLC0415
-        import pyarrow as pa  # noqa: PLC0415
 
-        rows = 0
         try:
-            for batch in batches:
-                for index in batch.column(0).to_pylist():
-                    rows += pipe(selects[index])
+            return pipe(selects[index])
         except (psycopg2.Error, sqlite3.Error) as err:
             message = (str(err).strip().splitlines() or [""])[0]
             raise RuntimeError(f"{FAILURE_MARK}{type(err).__name__}: {message}") from None
-        yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
-    return run
+    return copy
 
 
 def fetch_ahead(fetch_rows: int, ahead_blocks: int) -> Callable[[Any], Iterator[list[Any]]]:
