@@ -44,6 +44,10 @@ class StagedEntries:
         """Batch ``batch``'s entries (none if it has none), once the read has ended; its error if it failed."""
         return self._batches.result().get(batch, [])
 
+    def settled(self) -> bool:
+        """Wait until the read has ended; whether it succeeded."""
+        return self._batches.exception() is None
+
     def _read(self) -> dict[int, Entries]:
         dest = self._ends.dest_db.dialect
         with self._ends.dest_db.session(beside_writer=True) as session:  # SQLite: the apply writes meanwhile
