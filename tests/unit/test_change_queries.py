@@ -70,6 +70,7 @@ def script_of(dialect: str) -> str:
         change_query(source, log, [*key, data], f"{source.quote(data)} > 0", SINCE),
         log_entries_sql(source, log, SINCE, count=True),
         log_entries_sql(source, log, SINCE, count=False),
+        log_entries_sql(source, log, SINCE, count=True, at_most=1001),
         # the same dialect as a destination: its staging table of changes
         staging_index_sql(source, schema, "snaprepl_inc_0123456789"),
         staged_batches_sql(source, staged),

@@ -92,6 +92,8 @@ class Dialect(Capabilities, ABC):
     integer_quotient: ClassVar[str] = "FLOOR(({a}) / {b})"
     #: A SNAPTIME column ``{}`` as read back in bulk (as text where the driver parses datetimes slowly).
     snaptime_read: ClassVar[str] = "{}"
+    #: The first ``{rows}`` rows of the query ``{select}``, as SQL.
+    first_rows: ClassVar[str] = "{select} LIMIT {rows}"
 
     log_columns: ClassVar[LogColumns] = LOG_COLUMNS
 

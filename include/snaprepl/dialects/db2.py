@@ -13,6 +13,7 @@ ROWGUID_SEQUENCE = "opl_seq_rowguid"
 
 class Db2Dialect(Dialect):
     name = "db2"
+    first_rows = "{select} FETCH FIRST {rows} ROWS ONLY"
     sqlglot_dialect = ""  # sqlglot has no DB2 dialect; ANSI double-quoted identifiers are right for DB2
     max_identifier_length = 128
     transactional_ddl = True

@@ -18,6 +18,7 @@ ROWGUID_SEQUENCE = "opl_seq_rowguid"
 
 class InformixDialect(Dialect):
     name = "informix"
+    first_rows = "SELECT FIRST {rows} * FROM ({select}) snaprepl_first"
     sqlglot_dialect = ""  # no sqlglot dialect; double-quoted identifiers need DELIMIDENT=y
     max_identifier_length = 128
     transactional_ddl = True

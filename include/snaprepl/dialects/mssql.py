@@ -11,6 +11,7 @@ from snaprepl.dialects.bidir_logs import MergeShape, MergeTriggers
 
 class MsSqlDialect(Dialect):
     name = "mssql"
+    first_rows = "SELECT TOP ({rows}) * FROM ({select}) snaprepl_first"
     sqlglot_dialect = "tsql"
     max_identifier_length = 128
     transactional_ddl = True

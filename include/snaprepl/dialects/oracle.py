@@ -12,6 +12,7 @@ UTC_FUNCTION = "OPL_GETUTCDATE"
 
 class OracleDialect(Dialect):
     name = "oracle"
+    first_rows = "{select} FETCH FIRST {rows} ROWS ONLY"
     sqlglot_dialect = "oracle"
     # 30 bytes before Oracle 12.2; generated names must work on every version the seed lists.
     max_identifier_length = 30

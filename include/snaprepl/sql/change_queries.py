@@ -88,13 +88,20 @@ def change_columns(
     ]
 
 
-def log_entries_sql(dialect: Dialect, log: LogRecord, since: datetime | str, *, count: bool) -> str:
+def log_entries_sql(
+    dialect: Dialect, log: LogRecord, since: datetime | str, *, count: bool, at_most: int | None = None
+) -> str:
     """The RLOG_ROWGUIDs of ``log``'s entries since ``since`` (or in a window given as a condition on
-    the log's columns), or with ``count`` how many there are."""
+    the log's columns), or with ``count`` how many there are, counting no further than ``at_most``
+    when given (the count then reads that many entries, not every one)."""
     q, cols = dialect.quote, dialect.log_columns
     what = "COUNT(*)" if count else q(cols.rowguid)
     where = since if isinstance(since, str) else f"{q(cols.snaptime)} >= {dialect.timestamp_literal(since)}"
-    return f"SELECT {what} FROM {dialect.qualified(log.snl_schema, log.objects.rlog)} WHERE {where}"
+    table = dialect.qualified(log.snl_schema, log.objects.rlog)
+    if count and at_most is not None:
+        first = dialect.first_rows.format(select=f"SELECT 1 AS snaprepl_one FROM {table} WHERE {where}", rows=at_most)
+        return f"SELECT COUNT(*) FROM ({first}) snaprepl_n"
+    return f"SELECT {what} FROM {table} WHERE {where}"
 
 
 def staging_index_sql(dialect: Dialect, schema: str | None, stage: str) -> str:
