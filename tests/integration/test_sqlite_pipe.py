@@ -10,6 +10,7 @@ import pytest
 from snaprepl import api
 from snaprepl.dialects.postgres import PostgresDialect
 from snaprepl.dialects.postgres_sqlite_pipe import PostgresSqlitePipe
+from snaprepl.refresh import staged_entries
 from snaprepl.refresh.model import COPIED_BY_PIPE, COPIED_BY_SPARK
 from tests.support.pipes import count_loads
 
@@ -87,14 +88,26 @@ def test_the_pipe_stores_what_sparks_path_stores(
     first = len(piped)
 
     _change(pg_db, src)
-    outcome = api.repl_refresh_inc_snapshot(f"{dst}@{sqlite_db.conn_id}", **kw)
+    with monkeypatch.context() as shown:  # the pipe shows its rows: their entries are not read back
+        shown.setattr(staged_entries, "staged_all_entries_sql", _never_read_back)
+        outcome = api.repl_refresh_inc_snapshot(f"{dst}@{sqlite_db.conn_id}", **kw)
     assert (outcome.rows_upserted, outcome.rows_deleted) == (4, 1)
     assert piped[first:] == [5], "the change set (4 upserts, 1 delete) was staged by the pipe"
     with monkeypatch.context() as spark_only:
         spark_only.setattr(PostgresDialect, "bulk_pipe", lambda *args: None)
-        api.repl_refresh_inc_snapshot(f"{ref}@{sqlite_db.conn_id}", **kw)
+        through_spark = api.repl_refresh_inc_snapshot(f"{ref}@{sqlite_db.conn_id}", **kw)
     assert _stored(sqlite_db, dst) == _stored(sqlite_db, ref)
     assert len(_stored(sqlite_db, dst)) == len(pg_db.rows(f"SELECT id FROM {src}"))
+    # The entries the pipe showed are the ones Spark's path reads back from its staging table.
+    logged = {guid for (guid,) in pg_db.rows(f'SELECT "RLOG_ROWGUID" FROM "RLOG_{src}"')}
+    assert len(logged) == 5
+    assert set(catalog.replayed_since(outcome.snapshot, None)) == logged
+    assert set(catalog.replayed_since(through_spark.snapshot, None)) == logged
+    assert catalog.snapshot(outcome.snapshot).sn_last_ts == catalog.snapshot(through_spark.snapshot).sn_last_ts
+
+
+def _never_read_back(*args: object) -> str:
+    raise AssertionError("the staged entries were read back from the staging table")
 
 
 def test_a_type_the_pipe_does_not_carry_takes_spark(

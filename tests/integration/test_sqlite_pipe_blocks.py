@@ -111,3 +111,23 @@ def test_a_destination_error_rolls_back_its_transaction_and_stops_the_fetcher(
     assert count == top and count % 5 == 0 and count < 13
     time.sleep(0.2)
     assert not _fetchers_alive()
+
+
+def test_each_block_written_is_shown_once_and_a_refused_block_is_not(
+    pg_db: RealDatabase, dest: sqlite3.Connection
+) -> None:
+    shown: list[list[tuple[int, int]]] = []
+    with closing(psycopg2.connect(dbname=pg_db.name, **PG_ADMIN)) as src:
+        rows = src.cursor(name="snaprepl_pipe")
+        rows.execute("SELECT g, g * 2 FROM generate_series(1, 100) g")
+        with closing(fetch_ahead(7, 2)(rows)) as fetched:
+            assert block_writer(INSERT, 30, shown.append)(dest, fetched) == 100
+    assert sorted(row for block in shown for row in block) == [(g, g * 2) for g in range(1, 101)]
+
+    shown.clear()
+    with closing(psycopg2.connect(dbname=pg_db.name, **PG_ADMIN)) as src:
+        rows = src.cursor(name="snaprepl_pipe")
+        rows.execute("SELECT g, g * 2 FROM generate_series(101, 120) g UNION ALL SELECT 121, 13")  # refused by CHECK
+        with closing(fetch_ahead(100, 2)(rows)) as fetched, pytest.raises(sqlite3.IntegrityError):
+            block_writer(INSERT, 30, shown.append)(dest, fetched)
+    assert shown == [], "a block the destination refused was shown"

@@ -67,6 +67,8 @@ class BulkPipe(Protocol):
 
     #: Whether the pipe commits a range in :class:`Chunks` when asked (else it refuses).
     chunked: ClassVar[bool]
+    #: Whether the pipe shows the rows it writes to a ``seen`` function when asked (else it refuses).
+    shows_rows: ClassVar[bool]
 
     def refusal(self, source_columns: Sequence[Column], dest_columns: Sequence[Column]) -> str | None:
         """Why the pipe cannot load ``dest_columns`` from ``source_columns`` (matched by position), or None."""
@@ -79,10 +81,12 @@ class BulkPipe(Protocol):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
+        seen: Callable[[list[Any]], None] | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range into ``target`` (schema, table, columns), each
         range in one transaction or (when :attr:`chunked`) in ``chunks``; with ``spark`` None, the ranges
-        run in this process."""
+        run in this process, and (when :attr:`shows_rows`) each block of rows written (tuples in the
+        target's column order) is given to ``seen``."""
 
     def failure(self, err: BaseException) -> str | None:
         """The database's own message behind a failed copy, if ``err`` carries one."""

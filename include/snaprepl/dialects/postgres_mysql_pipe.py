@@ -73,6 +73,7 @@ class PostgresMySqlPipe(QueryPipe):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
+        seen: Callable[[list[Any]], None] | None = None,
     ) -> tuple[list[str], RangeCopy]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)

@@ -64,6 +64,8 @@ class QueryPipe:
     parallel_ranges: ClassVar[bool] = True
     #: Whether the pipe commits a range in :class:`~snaprepl.dialects.model.Chunks` when asked.
     chunked: ClassVar[bool] = False
+    #: Whether the pipe's rows pass through Python values, so it can show them (``seen``).
+    shows_rows: ClassVar[bool] = False
 
     def __init__(self, source: Dialect, source_conn: BulkConnection, dest: Dialect, dest_conn: BulkConnection) -> None:
         self.source, self.dest = source, dest
@@ -92,6 +94,7 @@ class QueryPipe:
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
+        seen: Callable[[list[Any]], None] | None = None,
     ) -> int:
         """Copy the rows of ``query`` in each key range (a WHERE condition on its result, None for all
         rows) into ``target`` (schema, table, columns), one Spark task a range (one thread of this
@@ -104,7 +107,9 @@ class QueryPipe:
             raise ValueError(f"{type(self).__name__} loads each range in one transaction")
         if spark is not None and chunks is not None and chunks.check is not None:
             raise ValueError("a Spark task cannot call back this process before its commits")
-        copies_out, copy = self._task(query, source_columns, ranges, target, chunks)
+        if seen is not None and (spark is not None or not self.shows_rows):
+            raise ValueError(f"{type(self).__name__} shows its rows only when it runs in this process")
+        copies_out, copy = self._task(query, source_columns, ranges, target, chunks, seen)
         if spark is None:
             return in_threads(copy, len(copies_out), len(copies_out) if self.parallel_ranges else 1)
         from pyspark.sql.types import LongType, StructField, StructType
@@ -123,6 +128,7 @@ class QueryPipe:
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
+        seen: Callable[[list[Any]], None] | None = None,
     ) -> tuple[list[str], RangeCopy]:
         """The source's ``COPY ... TO STDOUT`` of each range, and the function piping range ``i``."""
         raise NotImplementedError
@@ -157,6 +163,7 @@ class PostgresCopyPipe(QueryPipe):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
+        seen: Callable[[list[Any]], None] | None = None,
     ) -> tuple[list[str], RangeCopy]:
         schema, table, dest_columns = target
         select = ", ".join(self.source.quote(c.name) for c in source_columns)

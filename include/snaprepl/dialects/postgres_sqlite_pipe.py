@@ -61,6 +61,7 @@ class PostgresSqlitePipe(QueryPipe):
 
     failure_pattern = _FAILURE
     parallel_ranges: ClassVar[bool] = False  # one writer
+    shows_rows: ClassVar[bool] = True
 
     def _carries(self, src: Column, dst: Column) -> bool:
         sent, kept = to_generic(src.type_sql, self.source.name), to_generic(dst.type_sql, self.dest.name)
@@ -73,6 +74,7 @@ class PostgresSqlitePipe(QueryPipe):
         ranges: Sequence[str | None],
         target: tuple[str, str, Sequence[Column]],
         chunks: Chunks | None = None,
+        seen: Callable[[list[Any]], None] | None = None,
     ) -> tuple[list[str], RangeCopy]:
         schema, table, dest_columns = target
         select = ", ".join(
@@ -87,7 +89,7 @@ class PostgresSqlitePipe(QueryPipe):
         path = os.path.abspath(str(self.dest_conn.sqlalchemy_url().database))
         source_setup, dest_setup = self._setup()
         connect = psycopg2_kwargs(self.source, self.source_conn)
-        return selects, sqlite_task(connect, (source_setup, dest_setup), selects, (path, insert))
+        return selects, sqlite_task(connect, (source_setup, dest_setup), selects, (path, insert), seen)
 
 
 def sqlite_task(
@@ -95,6 +97,7 @@ def sqlite_task(
     setup: tuple[list[str], list[str]],
     selects: list[str],
     target: tuple[str, str],
+    seen: Callable[[list[Any]], None] | None = None,
 ) -> RangeCopy:
     """A function inserting the rows of ``selects[i]`` into the SQLite database file and statement
     ``target`` (path, insert) for the index ``i`` it gets; the rows. Made of closures only:
@@ -103,7 +106,7 @@ def sqlite_task(
     source_setup, dest_setup = setup
     path, insert = target
 
-    blocks, write = fetch_ahead(FETCH_ROWS, AHEAD_BLOCKS), block_writer(insert, COMMIT_ROWS)
+    blocks, write = fetch_ahead(FETCH_ROWS, AHEAD_BLOCKS), block_writer(insert, COMMIT_ROWS, seen)
 
     def pipe(select: str) -> int:
         import sqlite3  # noqa: PLC0415  (imported where the Python worker runs this)
@@ -195,9 +198,11 @@ def fetcher(fetch_rows: int, ahead_blocks: int) -> Callable[[Any], tuple[Any, An
     return start
 
 
-def block_writer(insert: str, commit_rows: int) -> Callable[[Any, Iterator[list[Any]]], int]:
+def block_writer(
+    insert: str, commit_rows: int, seen: Callable[[list[Any]], None] | None = None
+) -> Callable[[Any, Iterator[list[Any]]], int]:
     """A function inserting blocks of rows with statement ``insert`` into a SQLite connection (a
-    closure, as :func:`sqlite_task`'s); the rows inserted."""
+    closure, as :func:`sqlite_task`'s), each block given to ``seen`` once inserted; the rows inserted."""
 
     def write(dst: Any, fetched: Iterator[list[Any]]) -> int:
         """Insert the blocks, each transaction as many as are fetched already (up to ``commit_rows``): the
@@ -210,6 +215,8 @@ def block_writer(insert: str, commit_rows: int) -> Callable[[Any, Iterator[list[
                     dst.execute("BEGIN IMMEDIATE")
                 if block:
                     pending += dst.executemany(insert, block).rowcount
+                    if seen is not None:
+                        seen(block)
                 if dst.in_transaction and (not block or pending >= commit_rows):
                     dst.execute("COMMIT")
                     written, pending = written + pending, 0

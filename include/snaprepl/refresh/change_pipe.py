@@ -26,13 +26,15 @@ from snaprepl.dialects import Column
 from snaprepl.dialects.model import BulkPipe
 from snaprepl.errors import RefreshFailed
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.staged_entries import SeenEntries
 from snaprepl.refresh.window import Window
 from snaprepl.sql.change_queries import staged_changes_query, window_groups_sql
 
 log = logging.getLogger(__name__)
 
-#: Loads the staging table named by its argument; returns what the load's writer returns.
-Loader = Callable[[str], object]
+#: Loads the staging table named by its argument; returns the entries the load showed as it wrote
+#: them, or None (then they are read back from the staging table).
+Loader = Callable[[str], SeenEntries | None]
 
 
 def pipe_loader(
@@ -69,16 +71,25 @@ def pipe_loader(
     groups = window_groups_sql(source, window.log, window.start, window.condition(source, "snaprepl_l."))
     staged = staged_changes_query(source, (query, groups), key, [c.name for c in data], lost, commit_rows)
 
-    def load(stage: str) -> int:
-        return _pipe(ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns))
+    def load(stage: str) -> SeenEntries | None:
+        seen = SeenEntries() if pipe.shows_rows else None
+        try:
+            _pipe(ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns), seen)
+        finally:
+            if seen is not None:
+                seen.end()
+        return seen
 
     return load
 
 
-def _pipe(ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]]) -> int:
-    """Stream ``query``'s rows into ``target`` (schema, table, columns) in a thread; the rows staged."""
+def _pipe(
+    ends: Endpoints, pipe: BulkPipe, query: str, target: tuple[str, str, Sequence[Column]], seen: SeenEntries | None
+) -> int:
+    """Stream ``query``'s rows into ``target`` (schema, table, columns) in a thread, shown to ``seen``
+    when given; the rows staged."""
     try:
-        return pipe(None, query, target[2], [None], target)
+        return pipe(None, query, target[2], [None], target, seen=seen.see if seen else None)
     except Exception as err:
         cause = pipe.failure(err)
         if cause is None:

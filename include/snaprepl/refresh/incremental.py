@@ -33,7 +33,7 @@ from snaprepl.dialects.types import GenericType, render
 from snaprepl.refresh.change_pipe import Loader, pipe_loader
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.refresh.staged_entries import BatchRecords, StagedEntries
+from snaprepl.refresh.staged_entries import BatchRecords, SeenEntries, StagedEntries
 from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
@@ -123,7 +123,11 @@ def _spark_loader(
 
         staged = exclude_replayed(staged, _replayed_frame(spark, replayed))
     schema = ends.snapshot.sn_dest_schema
-    return lambda stage: ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
+
+    def load(stage: str) -> None:
+        ends.dest_io.write(staged, schema, stage, stage_columns, bulk=False)
+
+    return load
 
 
 def _staged_read_columns(source: Dialect, source_columns: dict[str, Column], data: list[str]) -> list[Column]:
@@ -170,13 +174,13 @@ def _stage_and_apply(
 
     dropping: list[Future[None]] = []
     try:
-        load(stage)
+        seen = load(stage)
         with ends.dest_db.session() as session:
             dest.analyze(session, schema, stage, [BATCH, OP, *window.log.key_columns])  # what the apply reads by
         applied = _apply(
             catalog,
             ends,
-            (stage, window, data_columns),
+            (stage, window, data_columns, seen),
             lambda: dropping.append(in_background(drop, name="snaprepl-drop-staging")),
         )
     except BaseException:
@@ -201,18 +205,18 @@ def _replayed_frame(spark: Any, guids: list[str]) -> Any:
 def _apply(
     catalog: Catalog,
     ends: Endpoints,
-    staged_rows: tuple[str, Window, list[Column]],
+    staged_rows: tuple[str, Window, list[Column], SeenEntries | None],
     release: Callable[[], None],
 ) -> tuple[int, int, int, datetime | None]:
-    """Apply staging table ``stage`` of ``staged_rows`` (its name, the window, the data columns) batch by
-    batch; ``release`` is called once nothing reads the table any more (the last batch applied, its
-    entries read)."""
-    stage, window, columns = staged_rows
+    """Apply staging table ``stage`` of ``staged_rows`` (its name, the window, the data columns, the
+    entries the load showed) batch by batch; ``release`` is called once nothing reads the table any
+    more (the last batch applied, its entries read)."""
+    stage, window, columns, seen = staged_rows
     dest, key = ends.dest_db.dialect, window.log.key_columns
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
     staged = dest.qualified(schema, stage)
-    entries_of = StagedEntries(ends, staged)  # read while the batches apply
+    entries_of = StagedEntries(ends, staged, seen)  # read while the batches apply
     with ends.dest_db.session() as session:
         summary = session.query(staged_batches_sql(dest, staged))
     per_batch: dict[int, dict[str, int]] = {}
