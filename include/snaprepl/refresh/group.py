@@ -46,7 +46,7 @@ from typing import Any
 from snaprepl.catalog import run_history
 from snaprepl.catalog.records import LogRecord, utcnow
 from snaprepl.catalog.run_lock import RunLock, check_leases, snapshot_lock_name
-from snaprepl.catalog.snapshots import replay_order
+from snaprepl.catalog.snapshots import in_replay_order
 from snaprepl.catalog.store import Catalog
 from snaprepl.catalog.table_lineage import chain_levels
 from snaprepl.common.table_names import Ident
@@ -320,9 +320,12 @@ def _record(catalog: Catalog, member: _Member, started: float, started_at: datet
     else:
         kind, last_ts = INCREMENTAL, snapshot.sn_last_ts
         if member.entries:
-            member.entries.sort(key=replay_order)
-            last_ts = member.window.watermark(member.entries[-1][1])
-            catalog.record_applied(snapshot.sn_name, member.entries, last_ts)
+            by_time: dict[datetime, list[str]] = {}
+            for guid, ts in member.entries:
+                by_time.setdefault(ts, []).append(guid)
+            entries = in_replay_order(by_time)
+            last_ts = member.window.watermark(entries[-1][1])
+            catalog.record_applied(snapshot.sn_name, entries, last_ts)
         record_xids(catalog, snapshot, member.window)
         notes += [member.window.note] if member.window.note else []
     if member.plan is not None:

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from snaprepl.catalog.applied import PendingApplied
+from snaprepl.catalog.snapshots import in_replay_order
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.background import in_background
 from snaprepl.common.collector import collector_paused
@@ -109,21 +110,12 @@ def _add(grouped: dict[Any, dict[Any, list[str]]], rows: Iterable[tuple[Any, str
 
 
 def _in_replay_order(dest: Dialect, times: dict[Any, list[str]]) -> Entries:
-    """One batch's entries in the replay log's key order (SNAPTIME, then RLOG_ROWGUID), so its index
-    is written page after page: each SNAPTIME converted once (a source transaction's entries share
-    one) and its RLOG_ROWGUIDs sorted as plain strings. Sorting the (RLOG_ROWGUID, SNAPTIME) pairs by
-    a key function took 1.6-2.3 s for 1,000,000 entries, this 0.6 s."""
-    entries: Entries = []
-    # SNAPTIME is NOT NULL in every log.
-    converted = [(cast(datetime, dest.snaptime_value(ts)), guids) for ts, guids in times.items()]
-    for value, guids in sorted(converted, key=_first):
-        guids.sort()
-        entries += zip(guids, [value] * len(guids), strict=True)
-    return entries
-
-
-def _first(pair: tuple[datetime, list[str]]) -> datetime:
-    return pair[0]
+    """One batch's entries in the replay log's key order, each SNAPTIME as read converted once (a
+    source transaction's entries share one)."""
+    by_time: dict[datetime, list[str]] = {}
+    for ts, guids in times.items():
+        by_time.setdefault(cast(datetime, dest.snaptime_value(ts)), []).extend(guids)  # SNAPTIME is NOT NULL
+    return in_replay_order(by_time)
 
 
 class BatchRecords:
