@@ -10,8 +10,9 @@ in connect mode (a Spark Connect server this script starts), each run:
   one transaction ``DELETE … USING staging`` for the keys that are gone and one ``INSERT … SELECT FROM
   staging ON CONFLICT (id) DO UPDATE``, into a second copy of the table.
 
-Two kinds of change: ``update`` (N rows updated in one transaction) and ``mix`` (a third each of
-deletes, updates and inserts, one transaction). Runs after the first have the earlier runs' entries,
+Three kinds of change, each one transaction: ``update`` (N rows updated, in key order),
+``scattered`` (N rows updated in random key order, as an application's traffic changes them) and
+``mix`` (a third each of deletes, updates and inserts). Runs after the first have the earlier runs' entries,
 already applied, still in the log. Prints min / median of --runs runs of each, rows per second (of
 the medians) and whole/floor (of the minima and of the medians). Both destinations are checked
 equal to the source after every run.
@@ -33,17 +34,23 @@ from typing import Any
 from bench_refresh import FILL, TABLE_DDL, min_median, print_phases, spark_mode
 from common import bench_catalog, bench_database, print_table, snaprepl
 
-KINDS = ("update", "mix")
+KINDS = ("update", "mix", "scattered")
 COLUMNS = ("n", "x", "s", "ts")
 
 
 def change(cur: Any, src: str, kind: str, changes: int, table_rows: int, run: int) -> None:
-    """Make ``changes`` changes to ``src`` in one transaction: all updates, or a third each of
-    deletes, updates and inserts (new keys above the table's, different in every run)."""
+    """Make ``changes`` changes to ``src`` in one transaction: all updates (in key order, or
+    ``scattered`` in random key order, as an application's traffic writes them: the log's entries, and
+    so the change set, come in that order), or a third each of deletes, updates and inserts (new keys
+    above the table's, different in every run)."""
     cur.execute("BEGIN")
+    step = max(table_rows // changes, 1)
     if kind == "update":
-        step = max(table_rows // changes, 1)
         cur.execute(f"UPDATE {src} SET n = n + 1, s = md5(s) WHERE id % {step} = 0")
+    elif kind == "scattered":  # a nested loop over the shuffled keys: the rows are updated in that order
+        cur.execute("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off")
+        shuffled = f"SELECT id FROM {src} WHERE id % {step} = 0 ORDER BY random()"
+        cur.execute(f"UPDATE {src} t SET n = t.n + 1, s = md5(t.s) FROM ({shuffled}) r WHERE t.id = r.id")
     else:
         third = changes // 3
         step = max(table_rows // (2 * third), 1)
@@ -153,7 +160,7 @@ def size_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--changes", default="100000", help="changed rows per refresh, comma-separated")
     parser.add_argument("--large", action="store_true", help="also 1,000,000 changes")
     parser.add_argument("--table-rows", type=int, default=2_000_000)
-    parser.add_argument("--kinds", default=",".join(KINDS), help="update, mix or both")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="update, mix, scattered (comma-separated)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--phases", action="store_true", help="one more refresh under bench/phases.py")
     parser.add_argument(
@@ -172,7 +179,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes, kinds = sizes_and_kinds(args)
     if set(kinds) - set(KINDS):
-        parser.error("--kinds takes update, mix or both")
+        parser.error(f"--kinds takes {', '.join(KINDS)}")
     results = []
     with bench_catalog(args.catalog), bench_database("postgres") as (conn_id, connect), spark_mode("connect"):
         dbname = os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"].rsplit("/", 1)[1]

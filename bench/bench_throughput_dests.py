@@ -15,7 +15,7 @@ timestamp), in connect mode (a Spark Connect server this script starts), each ru
   SQLite: the rows fetched and written by one ``executemany`` in one transaction, then
   ``INSERT ... SELECT ... ON CONFLICT (id) DO UPDATE``.
 
-Kinds as in bench_throughput.py (``update``, ``mix``). Both copies are checked against the source
+Kinds as in bench_throughput.py (``update``, ``scattered``, ``mix``). Both copies are checked against the source
 (row count and sums) after every run. Prints min / median of --runs runs, rows per second and whole/floor.
 
     .venv/bin/python bench/bench_throughput_dests.py                    # N = 100,000, MariaDB and SQLite
@@ -173,7 +173,7 @@ def main() -> None:
     sizes, kinds = sizes_and_kinds(args)
     dests = [d.strip() for d in args.dests.split(",") if d.strip()]
     if set(kinds) - set(KINDS) or set(dests) - set(DESTS):
-        parser.error("--kinds takes update, mix or both; --dests mysql, sqlite or both")
+        parser.error(f"--kinds takes {', '.join(KINDS)}; --dests mysql, sqlite or both")
     results = []
     with bench_catalog(args.catalog), bench_database("postgres") as (pg_id, pg_connect), spark_mode("connect"):
         pg = pg_connect()
