@@ -50,13 +50,7 @@ def _upsert(db: RealDatabase, prefix: str, held: dict[int, str]) -> tuple[list[i
     i, text, schema = db.int_type(), db.text_type(), db.schema
     dest, stage, seen = (f"{prefix}_{t}" for t in ("dest", "stage", "seen"))
     data = [Column("id", i, False), Column("v", text), Column("n", i)]
-    staged = [
-        Column(T.BATCH, i),
-        Column(T.OP, dialect.dmltype_type),
-        Column(T.ROWGUID, dialect.rowguid_type),
-        Column(T.SNAPTIME, dialect.snaptime_type),
-        *data,
-    ]
+    staged = T.staging_columns(dialect, data)
     db.run(
         dialect.create_table_sql(schema, dest, data, ["id"]),
         dialect.create_table_sql(schema, stage, staged, []),

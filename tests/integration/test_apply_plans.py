@@ -31,13 +31,7 @@ def _statements(db: RealDatabase, prefix: str) -> dict[str, str]:
     names = {t: f"{prefix}_{t}" for t in ("dest", "inc", "full")}
     qualified = {t: dialect.qualified(schema, n) for t, n in names.items()}
     data = [Column("id", i, False), Column("v", text), Column("n", i)]
-    stage = [
-        Column(T.BATCH, i),
-        Column(T.OP, dialect.dmltype_type),
-        Column(T.ROWGUID, dialect.rowguid_type),
-        Column(T.SNAPTIME, dialect.snaptime_type),
-        *data,
-    ]
+    stage = T.staging_columns(dialect, data)
     series = _SERIES[db.dialect]
     cat = "CONCAT('v', x)" if db.dialect == "mysql" else "'v' || x"
     db.run(

@@ -54,7 +54,6 @@ from snaprepl.database.errors import one_line
 from snaprepl.database.sessions import Database
 from snaprepl.dialects import Column, Dialect
 from snaprepl.dialects.model import SqlSession
-from snaprepl.dialects.types import GenericType, render
 from snaprepl.dialects.watermarks import HighWater
 from snaprepl.errors import CompleteRefreshRequired, RefreshFailed, SnapreplError, SnapshotLogNotFound, SnapshotNotFound
 from snaprepl.refresh.checks import check_sources
@@ -63,7 +62,7 @@ from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.idle import record_succeeded
 from snaprepl.refresh.model import COMPLETE, INCREMENTAL, RefreshOutcome, RefreshRequest
 from snaprepl.refresh.window import Window, log_window, record_xids
-from snaprepl.sql.change_queries import BATCH, OP, ROWGUID, SNAPTIME, change_query, incremental_snapshot_query
+from snaprepl.sql.change_queries import BATCH, OP, change_query, incremental_snapshot_query, staging_columns
 
 #: Bound parameters per INSERT into a staging table (under every dialect's limit).
 _PARAMS_PER_INSERT = 900
@@ -265,13 +264,7 @@ def _stage(member: _Member) -> None:
     dest_db = member.ends.dest_db
     dest, schema = dest_db.dialect, member.ends.snapshot.sn_dest_schema
     member.stage = member.ends.staging_name("grp")
-    stage_columns = [
-        Column(BATCH, render(GenericType("integer"), dest.name)),
-        Column(OP, dest.dmltype_type),
-        Column(ROWGUID, dest.rowguid_type),
-        Column(SNAPTIME, render(GenericType("timestamp"), dest.name)),
-        *(Column(c.name, c.type_sql) for c in member.columns),
-    ]
+    stage_columns = staging_columns(dest, member.columns)
     with dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, member.stage))
         session.execute(dest.create_table_sql(schema, member.stage, stage_columns, member.key))

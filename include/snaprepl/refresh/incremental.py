@@ -45,6 +45,7 @@ from snaprepl.sql.change_queries import (
     change_query,
     staged_batches_sql,
     staged_changes_query,
+    staging_columns,
     staging_index_sql,
     window_groups_sql,
 )
@@ -143,14 +144,7 @@ def _staged_read_columns(source: Dialect, source_columns: dict[str, Column], dat
 
 def _stage_columns(ends: Endpoints, data_columns: list[Column]) -> list[Column]:
     """The staging table's columns: batch, operation, log entry, SNAPTIME, then the destination's."""
-    dest = ends.dest_db.dialect
-    return [
-        Column(BATCH, render(GenericType("integer"), dest.name)),
-        Column(OP, dest.dmltype_type),
-        Column(ROWGUID, dest.rowguid_type),
-        Column(SNAPTIME, render(GenericType("timestamp"), dest.name)),
-        *(Column(c.name, c.type_sql) for c in data_columns),
-    ]
+    return staging_columns(ends.dest_db.dialect, data_columns)
 
 
 def _stage_and_apply(

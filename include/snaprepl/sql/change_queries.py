@@ -104,6 +104,18 @@ def log_entries_sql(
     return f"SELECT {what} FROM {table} WHERE {where}"
 
 
+def staging_columns(dialect: Dialect, data_columns: Sequence[Column]) -> list[Column]:
+    """The columns of a staging table that batches are applied from (an incremental refresh's, a
+    group's, a repair's): batch, operation, log entry, SNAPTIME, then ``data_columns``."""
+    return [
+        Column(BATCH, render(GenericType("integer"), dialect.name)),
+        Column(OP, dialect.dmltype_type),
+        Column(ROWGUID, dialect.rowguid_type),
+        Column(SNAPTIME, render(GenericType("timestamp"), dialect.name)),
+        *(Column(c.name, c.type_sql) for c in data_columns),
+    ]
+
+
 def staging_index_sql(dialect: Dialect, schema: str | None, stage: str) -> str:
     """Index the staging table by batch: each batch's statements then read only its rows, not the whole
     table once per batch."""

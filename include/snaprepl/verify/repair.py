@@ -14,10 +14,17 @@ from pyspark.sql import functions as F
 from snaprepl.catalog.run_lock import check_leases
 from snaprepl.common.progress import Progress
 from snaprepl.dialects import Column
-from snaprepl.dialects.types import GenericType, render
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.spark.errors import foreign_key_failure
-from snaprepl.sql.change_queries import BATCH, OP, ROWGUID, SNAPTIME, staged_batches_sql, staging_index_sql
+from snaprepl.sql.change_queries import (
+    BATCH,
+    OP,
+    ROWGUID,
+    SNAPTIME,
+    staged_batches_sql,
+    staging_columns,
+    staging_index_sql,
+)
 from snaprepl.verify.canonical import KEY, quoted
 from snaprepl.verify.compare import DEST_KEY, KIND, SOURCE_ROW
 from snaprepl.verify.model import EXTRA
@@ -47,13 +54,7 @@ def apply_repair(ends: Endpoints, staged: Any, columns: list[Column], key: list[
     """Stage ``staged`` in the copy's database and apply it batch by batch; (upserted, deleted)."""
     dest, schema = ends.dest_db.dialect, ends.snapshot.sn_dest_schema
     stage = ends.staging_name("repair")
-    stage_columns = [
-        Column(BATCH, render(GenericType("integer"), dest.name)),
-        Column(OP, dest.dmltype_type),
-        Column(ROWGUID, dest.rowguid_type),
-        Column(SNAPTIME, render(GenericType("timestamp"), dest.name)),
-        *(Column(c.name, c.type_sql) for c in columns),
-    ]
+    stage_columns = staging_columns(dest, columns)
     with ends.dest_db.session() as session:
         session.execute(dest.drop_table_sql(schema, stage))
         session.execute(dest.create_table_sql(schema, stage, stage_columns, []))
