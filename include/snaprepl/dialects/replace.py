@@ -158,20 +158,6 @@ class RowReplacement:
             f"WHERE {self.quote(batch_column)} = :batch AND {self.quote(op_column)} = 'D')"
         )
 
-    def changed_staged_select(
-        self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
-    ) -> str:
-        """The batch's staged upserts that are new to ``dest`` or differ from its row."""
-        q = self.quote
-        changeable = [c for c in columns if c.name not in keys]
-        news = f"d.{q(keys[0])} IS NULL"
-        return (
-            f"SELECT {', '.join(f's.{q(c.name)}' for c in columns)} FROM {stage} AS s "
-            f"LEFT JOIN {dest} AS d ON {self._match('d', 's', keys)} "
-            f"WHERE s.{q(batch_column)} = :batch AND s.{q(op_column)} = 'U' "
-            f"AND ({news}{' OR ' + self._differs(changeable) if changeable else ''})"
-        )
-
     def _in_key_order(self, keys: Sequence[str], alias: str) -> str:
         """The ORDER BY that upserts a batch in key order (:meth:`_upsert_where_differs`)."""
         return f" ORDER BY {', '.join(f'{alias}.{self.quote(k)}' for k in keys)}"
@@ -282,13 +268,28 @@ class MySqlRowReplacement(RowReplacement):
             f"WHERE s.{self.quote(batch_column)} = :batch AND s.{self.quote(op_column)} = 'D'"
         )
 
+    def _changed_staged_select(
+        self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
+    ) -> str:
+        """The batch's staged upserts that are new to ``dest`` or differ from its row (a join: MariaDB's
+        ``ON DUPLICATE KEY UPDATE`` has no WHERE to leave an equal row alone)."""
+        q = self.quote
+        changeable = [c for c in columns if c.name not in keys]
+        news = f"d.{q(keys[0])} IS NULL"
+        return (
+            f"SELECT {', '.join(f's.{q(c.name)}' for c in columns)} FROM {stage} AS s "
+            f"LEFT JOIN {dest} AS d ON {self._match('d', 's', keys)} "
+            f"WHERE s.{q(batch_column)} = :batch AND s.{q(op_column)} = 'U' "
+            f"AND ({news}{' OR ' + self._differs(changeable) if changeable else ''})"
+        )
+
     def upsert_staged_sql(
         self, dest: str, stage: str, columns: Sequence[Column], keys: Sequence[str], batch_column: str, op_column: str
     ) -> str:
         q = self.quote
         cols = ", ".join(q(c.name) for c in columns)
         # A derived table: ON DUPLICATE KEY UPDATE would find the joined destination's columns ambiguous.
-        changed = self.changed_staged_select(dest, stage, columns, keys, batch_column, op_column)
+        changed = self._changed_staged_select(dest, stage, columns, keys, batch_column, op_column)
         select = f"SELECT * FROM ({changed}) AS c{self._in_key_order(keys, 'c')}"
         updates = [f"{q(c.name)} = VALUES({q(c.name)})" for c in columns if c.name not in keys]
         if not updates:

@@ -70,7 +70,7 @@ def refresh_incremental(spark: Any, catalog: Catalog, request: RefreshRequest, e
     read = [c.name for c in data_columns]
     entries = window.condition(source, "snaprepl_l.")
     query = change_query(source, log, read, snapshot.sn_condition, window.start, entries)
-    stage_columns = _stage_columns(ends, data_columns)
+    stage_columns = staging_columns(ends.dest_db.dialect, data_columns)
     load = pipe_loader(ends, window, query, stage_columns, source_columns, request.commit_rows)
     if load is None:
         load = _spark_loader(spark, ends, window, (query, source_columns), stage_columns, request.commit_rows)
@@ -140,11 +140,6 @@ def _staged_read_columns(source: Dialect, source_columns: dict[str, Column], dat
         Column(SNAPTIME, render(GenericType("timestamp"), source.name)),
         *(source_columns[name] for name in data),
     ]
-
-
-def _stage_columns(ends: Endpoints, data_columns: list[Column]) -> list[Column]:
-    """The staging table's columns: batch, operation, log entry, SNAPTIME, then the destination's."""
-    return staging_columns(ends.dest_db.dialect, data_columns)
 
 
 def _stage_and_apply(
