@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -34,3 +36,18 @@ def chromium(width: int = 1600, height: int = 1250) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+def press(driver: Any, button: Any, wanted: str, diagnostics: Callable[[], str], seconds: float = 90) -> str:
+    """Click ``button`` of the Replication page and return what its ``#message`` box then says, which
+    must contain ``wanted``; an AssertionError that quotes the box (an error the page shows, or none
+    at all) and ``diagnostics()`` (the api-server's log) otherwise."""
+    driver.execute_script("const box = document.getElementById('message'); box.textContent = ''; box.hidden = true;")
+    button.click()
+    try:
+        WebDriverWait(driver, seconds).until(lambda d: d.find_element("id", "message").text.strip())
+    except TimeoutException:
+        raise AssertionError(f"the page said nothing within {seconds} s\n{diagnostics()}") from None
+    said = str(driver.find_element("id", "message").text)
+    assert wanted in said, f"the page said {said!r}, not {wanted!r}\n{diagnostics()}"
+    return said

@@ -24,7 +24,6 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from snaprepl.catalog.location import connection_from_url
-from snaprepl.catalog.records import HistoryRecord, SnapshotRecord, utcnow
+from snaprepl.catalog.records import SnapshotRecord, utcnow
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.dag_names import (
     group_dag_id,
@@ -45,9 +44,10 @@ from snaprepl.common.dag_names import (
 )
 from tests.support.airflow_cluster import REPO, AirflowCluster
 from tests.support.airflow_groups import recorded_group
-from tests.support.browser import chromium
+from tests.support.browser import chromium, press
 from tests.support.databases import PG_ADMIN, RealDatabase
 from tests.support.other_origin import SENT_PER_ORIGIN, forgery_pages, serve
+from tests.support.page_records import record_conflict, record_history
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -112,50 +112,6 @@ def _create_copies(cluster: AirflowCluster, table: str, published: str) -> None:
     assert done.returncode == 0, f"snaprepl sql failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
-def _record_history(catalog: Catalog, snapshot: str, shift: int = 0) -> None:
-    """Four past runs of a snapshot, for the charts (``shift``: its runs come that many figures later)."""
-    start = utcnow() - timedelta(hours=4, minutes=20 * shift)
-    figures = [(40.0, 120, 300), (15.0, 30, 120), (75.0, 210, 500), (5.0, 0, 80)]
-    for n, (lag, backlog, rows) in enumerate(figures[shift:] + figures[:shift]):
-        began = start + timedelta(hours=n)
-        catalog.record_run(
-            HistoryRecord(
-                rh_copy=snapshot, rh_kind="incremental", rh_started=began, rh_ended=began + timedelta(seconds=20),
-                rh_outcome="ok", rh_rows_in=rows, rh_rows_out=rows, rh_rows_deleted=0, rh_lag_seconds=lag,
-                rh_backlog=backlog,
-            )
-        )  # fmt: skip
-    ended = start + timedelta(hours=len(figures))  # then a verify that found 3 differences
-    catalog.record_run(
-        HistoryRecord(
-            rh_copy=snapshot, rh_kind="verify", rh_started=ended, rh_ended=ended + timedelta(seconds=9),
-            rh_outcome="differences", rh_rows_in=500, rh_rows_out=0, rh_rows_deleted=0, rh_conflicts=3,
-        )
-    )  # fmt: skip
-
-
-def _record_conflict(catalog: Catalog, item: str, origin: str) -> int:
-    """An update conflict the publisher won (its id), and a newer delete conflict that was ignored."""
-    catalog.record_conflicts(
-        item,
-        origin,
-        [
-            {
-                "CF_ITEM": item, "CF_TYPE": "U", "CF_ORIGIN": origin, "CF_KEY": "[1]",
-                "CF_INCOMING": json.dumps({"op": "U", "old": {"id": 1, "v": "a"}, "row": {"id": 1, "v": "from-sub"}}),
-                "CF_CURRENT": json.dumps({"id": 1, "v": "from-pub"}), "CF_RESOLVER": "default", "CF_DECISION": 3,
-                "CF_LOSER": json.dumps({"side": origin, "row": {"id": 1, "v": "from-sub"}}), "CF_AT": utcnow(),
-                "CF_NOTIFIED": False, "CF_RUN_ID": "test", "CF_ENTRY": uuid.uuid4().hex,
-            }
-        ],
-    )  # fmt: skip
-    [conflict] = catalog.conflicts(item)
-    deleted = {**conflict, "CF_TYPE": "D", "CF_DECISION": 4, "CF_ENTRY": uuid.uuid4().hex, "CF_AT": utcnow()}
-    deleted.pop("CF_ID")
-    catalog.record_conflicts(item, origin, [deleted])  # a second one, newer: the ledger's first page
-    return int(conflict["CF_ID"])
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase) -> Iterator[Site]:
     table, published = f"pg_{uuid.uuid4().hex[:8]}", f"pp_{uuid.uuid4().hex[:8]}"
@@ -199,9 +155,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_d
         )  # fmt: skip
         item = f"public.{published}@{SRC}"
         [subscription] = catalog.subscriptions(item)
-        conflict_id = _record_conflict(catalog, item, subscription.ss_server)
-        _record_history(catalog, record.sn_name)
-        _record_history(catalog, hidden, shift=1)
+        conflict_id = record_conflict(catalog, item, subscription.ss_server)
+        record_history(catalog, record.sn_name)
+        record_history(catalog, hidden, shift=1)
         catalog.update_snapshot(record.sn_name, sn_verify_schedule="@weekly")  # "Verify" needs a verify DAG
         # What a refresh records when it followed its source's columns (snaprepl.refresh.columns).
         catalog.update_snapshot(record.sn_name, sn_column_changes=json.dumps({"kept": ["b"], "added": ["d", "e"]}))
@@ -370,10 +326,13 @@ def test_the_page_in_a_real_browser_matches_the_catalog_and_refreshes(
     added = snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=columns-added]").text
     assert kept == "columns b dropped at the source, kept in the copy with their values", kept
     assert added == "columns d, e added at the source and to the copy", added
-    snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]").click()
-    wait.until(lambda d: "Triggered" in d.find_element(By.ID, "message").text)
-    snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]").click()
-    wait.until(lambda d: verify_dag_id(site.snapshot) in d.find_element(By.ID, "message").text)
+    refresh, logs = (
+        snapshot_row.find_element(By.CSS_SELECTOR, "button[data-action=refresh-now]"),
+        site.cluster.diagnostics,
+    )
+    assert press(driver, refresh, "Triggered", logs).startswith(f"Triggered {dag_id}:")
+    verify = snapshot_row.find_element(By.CSS_SELECTOR, "[data-field=verify] button[data-action=verify]")
+    assert press(driver, verify, "Triggered", logs).startswith(f"Triggered {verify_dag_id(site.snapshot)}:")
     group_row = driver.find_element(By.CSS_SELECTOR, f"#groups tr[data-group='{site.group}']")
     shown = [m.get_attribute("data-member") for m in group_row.find_elements(By.CSS_SELECTOR, "[data-member]")]
     assert sorted(shown) == sorted(site.members), shown

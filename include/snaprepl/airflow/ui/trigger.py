@@ -17,6 +17,9 @@ from fastapi import HTTPException
 
 from snaprepl.airflow.runs import MODES
 
+#: Seconds the api-server waits for its own ``POST .../dagRuns`` (a busy scheduler's database can be slow).
+ANSWER_WITHIN = 60
+
 
 def trigger_dag(origin: str, token: str, dag_id: str, mode: str | None) -> dict[str, Any]:
     """Create a manual run of ``dag_id`` with conf ``{"mode": mode}`` (an empty conf without a mode:
@@ -33,9 +36,15 @@ def trigger_dag(origin: str, token: str, dag_id: str, mode: str | None) -> dict[
     request.add_header("Accept", "application/json")
     request.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=ANSWER_WITHIN) as response:
             run: dict[str, Any] = json.loads(response.read())
     except urllib.error.HTTPError as err:
         detail = err.read().decode(errors="replace")[:500]
         raise HTTPException(err.code, f"Airflow refused to trigger {dag_id}: {detail}") from None
+    except (TimeoutError, urllib.error.URLError) as err:  # no answer: the run may exist all the same
+        raise HTTPException(
+            504,
+            f"Airflow did not answer the trigger of {dag_id} within {ANSWER_WITHIN} s ({err}): "
+            "look at the DAG's runs before pressing again, the run may have been created",
+        ) from None
     return {"dag_id": run.get("dag_id"), "dag_run_id": run.get("dag_run_id"), "state": run.get("state")}
