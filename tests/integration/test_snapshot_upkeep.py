@@ -86,24 +86,18 @@ def test_purge_follows_the_oldest_snapshot_and_forced_purge_requires_complete_re
     assert catalog.snapshot(f"main.{unique_name}_b@{sqlite_db.conn_id}").sn_needs_complete is None
 
 
-def test_replay_log_purge_keeps_the_tolerance_window(pg_db, catalog, settings, refresher, unique_name) -> None:
+def test_replay_log_purge_keeps_the_tolerance_window(mysql_db, catalog, settings, refresher, unique_name) -> None:
+    """A MariaDB log is read by SNAPTIME, so its refreshes list what they applied (PostgreSQL's, read by
+    transaction ids, list nothing: tests/integration/test_replay_log_beside_apply.py)."""
     src = f"{unique_name}_s"
-    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)")
-    api.repl_create_snapshot_log(f"{src}@{pg_db.conn_id}", catalog=catalog)
-    api.repl_create_inc_snapshot(
-        None,
-        f"{src}@{pg_db.conn_id}",
-        None,
-        f"{unique_name}@{pg_db.conn_id}",
-        catalog=catalog,
-        settings=settings,
-        refresher=refresher,
-    )
-    pg_db.run(f"INSERT INTO {src} VALUES (1), (2)")
-    api.repl_refresh_inc_snapshot(
-        f"{unique_name}@{pg_db.conn_id}", catalog=catalog, settings=settings, refresher=refresher
-    )
-    name = f"public.{unique_name}@{pg_db.conn_id}"
+    mysql_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY)")
+    kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
+    api.repl_create_snapshot_log(f"{src}@{mysql_db.conn_id}", catalog=catalog)
+    dst = f"{unique_name}@{mysql_db.conn_id}"
+    made = api.repl_create_inc_snapshot(None, f"{src}@{mysql_db.conn_id}", None, dst, **kw)
+    mysql_db.run(f"INSERT INTO {src} VALUES (1), (2)")
+    name = made.record.sn_name
+    api.repl_refresh_inc_snapshot(name, **kw)
     assert catalog.replay_log_size(name) == 2
     assert api.repl_purge_rplogs(catalog=catalog, settings=settings).deleted[name] == 0
     catalog.update_snapshot(name, sn_last_ts=catalog.snapshot(name).sn_last_ts + timedelta(minutes=31))

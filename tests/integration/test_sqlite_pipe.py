@@ -10,7 +10,7 @@ import pytest
 from snaprepl import api
 from snaprepl.dialects.postgres import PostgresDialect
 from snaprepl.dialects.postgres_sqlite_pipe import PostgresSqlitePipe
-from snaprepl.refresh import staged_entries
+from snaprepl.refresh import change_pipe, staged_entries
 from snaprepl.refresh.model import COPIED_BY_PIPE, COPIED_BY_SPARK
 from tests.support.pipes import count_loads
 
@@ -70,9 +70,15 @@ def _change(pg_db, src: str) -> None:
     )
 
 
+@pytest.mark.parametrize("by_xids", [True, False], ids=["window-by-xids", "window-by-snaptime"])
 def test_the_pipe_stores_what_sparks_path_stores(
-    pg_db, sqlite_db, catalog, settings, refresher, unique_name, piped, monkeypatch
+    pg_db, sqlite_db, catalog, settings, refresher, unique_name, piped, monkeypatch, by_xids
 ) -> None:
+    """Both paths store the same values and move SN_LAST_TS alike. A window read by transaction ids
+    writes no replay log (nothing reads it), so no entry is read back, grouped or written; a window
+    read by SNAPTIME (a log without transaction ids) lists its entries, the pipe's as it showed them."""
+    if not by_xids:
+        monkeypatch.setattr(PostgresDialect, "logs_xids", False)
     src, dst, ref = f"{unique_name}_s", f"{unique_name}_d", f"{unique_name}_r"
     _fill(pg_db, src)
     kw = {"catalog": catalog, "settings": settings, "refresher": refresher}
@@ -90,20 +96,26 @@ def test_the_pipe_stores_what_sparks_path_stores(
     _change(pg_db, src)
     with monkeypatch.context() as shown:  # the pipe shows its rows: their entries are not read back
         shown.setattr(staged_entries, "staged_all_entries_sql", _never_read_back)
+        if by_xids:
+            shown.setattr(change_pipe, "SeenEntries", _never_read_back)
         outcome = api.repl_refresh_inc_snapshot(f"{dst}@{sqlite_db.conn_id}", **kw)
     assert (outcome.rows_upserted, outcome.rows_deleted) == (4, 1)
     assert piped[first:] == [5], "the change set (4 upserts, 1 delete) was staged by the pipe"
     with monkeypatch.context() as spark_only:
         spark_only.setattr(PostgresDialect, "bulk_pipe", lambda *args: None)
+        if by_xids:
+            spark_only.setattr(staged_entries, "staged_all_entries_sql", _never_read_back)
         through_spark = api.repl_refresh_inc_snapshot(f"{ref}@{sqlite_db.conn_id}", **kw)
     assert _stored(sqlite_db, dst) == _stored(sqlite_db, ref)
     assert len(_stored(sqlite_db, dst)) == len(pg_db.rows(f"SELECT id FROM {src}"))
-    # The entries the pipe showed are the ones Spark's path reads back from its staging table.
     logged = {guid for (guid,) in pg_db.rows(f'SELECT "RLOG_ROWGUID" FROM "RLOG_{src}"')}
     assert len(logged) == 5
-    assert set(catalog.replayed_since(outcome.snapshot, None)) == logged
-    assert set(catalog.replayed_since(through_spark.snapshot, None)) == logged
+    listed = set() if by_xids else logged  # the entries the pipe showed are the ones Spark's path reads back
+    assert set(catalog.replayed_since(outcome.snapshot, None)) == listed
+    assert set(catalog.replayed_since(through_spark.snapshot, None)) == listed
+    newest = pg_db.rows(f'SELECT MAX("SNAPTIME") FROM "RLOG_{src}"')[0][0]
     assert catalog.snapshot(outcome.snapshot).sn_last_ts == catalog.snapshot(through_spark.snapshot).sn_last_ts
+    assert catalog.snapshot(outcome.snapshot).sn_last_ts == newest, "SN_LAST_TS is the newest entry applied"
 
 
 def _never_read_back(*args: object) -> str:

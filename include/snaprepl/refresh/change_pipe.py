@@ -72,7 +72,7 @@ def pipe_loader(
     staged = staged_changes_query(source, (query, groups), key, [c.name for c in data], lost, commit_rows)
 
     def load(stage: str) -> SeenEntries | None:
-        seen = SeenEntries() if pipe.shows_rows else None
+        seen = SeenEntries() if pipe.shows_rows and window.needs_replay_log else None
         try:
             _pipe(ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns), seen)
         finally:

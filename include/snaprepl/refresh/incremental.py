@@ -33,7 +33,7 @@ from snaprepl.dialects.types import GenericType, render
 from snaprepl.refresh.change_pipe import Loader, pipe_loader
 from snaprepl.refresh.endpoints import Endpoints
 from snaprepl.refresh.model import INCREMENTAL, RefreshOutcome, RefreshRequest
-from snaprepl.refresh.staged_entries import BatchRecords, SeenEntries, StagedEntries
+from snaprepl.refresh.staged_entries import BatchRecords, SeenEntries, StagedEntries, staged_batches
 from snaprepl.refresh.window import Window, nothing_applied, pending_window, record_xids
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.spark.session import session_of
@@ -43,7 +43,6 @@ from snaprepl.sql.change_queries import (
     ROWGUID,
     SNAPTIME,
     change_query,
-    staged_batches_sql,
     staged_changes_query,
     staging_columns,
     staging_index_sql,
@@ -205,12 +204,10 @@ def _apply(
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target = dest.qualified(schema, ends.snapshot.sn_dest_table)
     staged = dest.qualified(schema, stage)
-    entries_of = StagedEntries(ends, staged, seen)  # read while the batches apply
+    # the entries, read while the batches apply, where the replay log is written at all
+    entries_of = StagedEntries(ends, staged, seen) if window.needs_replay_log else None
     with ends.dest_db.session() as session:
-        summary = session.query(staged_batches_sql(dest, staged))
-    per_batch: dict[int, dict[str, int]] = {}
-    for batch, op, count in summary:
-        per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
+        per_batch = staged_batches(session, dest, staged)
     if len(per_batch) > 1:  # each batch's statements then read its rows only (one batch reads them all)
         with ends.dest_db.session() as session:
             session.execute(staging_index_sql(dest, schema, stage))
@@ -218,12 +215,11 @@ def _apply(
     upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
     upserted = deleted = 0
     last_ts = None
-    total = sum(sum(counts.values()) for counts in per_batch.values())
-    progress = Progress(f"incremental refresh of {name}", total).start()
-    records = BatchRecords(catalog, name, entries_of)
+    progress = Progress(f"incremental refresh of {name}", sum(b.rows for b in per_batch.values())).start()
+    records = BatchRecords(catalog, name, per_batch, entries_of)
     batches = sorted(per_batch)
     for batch in batches:
-        counts = per_batch[batch]
+        counts = per_batch[batch].counts
         statements = [s for op, s in (("D", delete_sql), ("U", upsert_sql)) if counts.get(op)]
         records.start(batch)  # the replay log written beside the apply, committed after it
         try:
@@ -231,7 +227,7 @@ def _apply(
         except BaseException:
             records.abandon()
             raise
-        if batch == batches[-1] and entries_of.settled():
+        if batch == batches[-1] and records.settled():
             release()
         batch_ts = records.commit(window.watermark)  # never past an open transaction
         upserted += counts.get("U", 0)

@@ -62,6 +62,13 @@ class Window:
         return self.high.limit(applied)
 
     @property
+    def needs_replay_log(self) -> bool:
+        """Whether the entries applied from this window go to the replay log. A window cut by
+        transaction ids reads none (:func:`log_window`) and leaves the next refresh's window cut by
+        them too: its entries would only be written, never read."""
+        return not self.by_xids or self.high.xids is None
+
+    @property
     def note(self) -> str | None:
         return None if self.by_xids else self.high.note
 

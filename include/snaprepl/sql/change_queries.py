@@ -123,9 +123,13 @@ def staging_index_sql(dialect: Dialect, schema: str | None, stage: str) -> str:
 
 
 def staged_batches_sql(dialect: Dialect, staged: str) -> str:
-    """Rows per batch and operation of the staging table ``staged`` (qualified), in batch order."""
+    """Rows per batch and operation of the staging table ``staged`` (qualified), with their newest
+    SNAPTIME, in batch order."""
     q = dialect.quote
-    return f"SELECT {q(BATCH)}, {q(OP)}, COUNT(*) FROM {staged} GROUP BY {q(BATCH)}, {q(OP)} ORDER BY {q(BATCH)}"
+    newest = dialect.snaptime_read.format(f"MAX({q(SNAPTIME)})")
+    return (
+        f"SELECT {q(BATCH)}, {q(OP)}, COUNT(*), {newest} FROM {staged} GROUP BY {q(BATCH)}, {q(OP)} ORDER BY {q(BATCH)}"
+    )
 
 
 def staged_all_entries_sql(dialect: Dialect, staged: str) -> str:

@@ -15,13 +15,13 @@ from snaprepl.catalog.run_lock import check_leases
 from snaprepl.common.progress import Progress
 from snaprepl.dialects import Column
 from snaprepl.refresh.endpoints import Endpoints
+from snaprepl.refresh.staged_entries import staged_batches
 from snaprepl.spark.errors import foreign_key_failure
 from snaprepl.sql.change_queries import (
     BATCH,
     OP,
     ROWGUID,
     SNAPTIME,
-    staged_batches_sql,
     staging_columns,
     staging_index_sql,
 )
@@ -74,10 +74,7 @@ def _apply(ends: Endpoints, stage: str, columns: list[Column], key: list[str]) -
     schema, name = ends.snapshot.sn_dest_schema, ends.snapshot.sn_name
     target, staged = dest.qualified(schema, ends.snapshot.sn_dest_table), dest.qualified(schema, stage)
     with ends.dest_db.session() as session:
-        summary = session.query(staged_batches_sql(dest, staged))
-    per_batch: dict[int, dict[str, int]] = {}
-    for batch, op, count in summary:
-        per_batch.setdefault(int(batch), {})[str(op).strip()] = int(count)
+        per_batch = {batch: found.counts for batch, found in staged_batches(session, dest, staged).items()}
     delete_sql = dest.delete_staged_sql(target, staged, key, BATCH, OP)
     upsert_sql = dest.upsert_staged_sql(target, staged, columns, key, BATCH, OP)
     progress = Progress(f"repair of {name}", sum(sum(c.values()) for c in per_batch.values())).start()
