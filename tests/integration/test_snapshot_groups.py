@@ -302,6 +302,9 @@ def test_a_group_refresh_leaves_every_copy_at_one_source_state(
 
     seen = _refresh_under_writes(Writer(source, p, state), dest, group, catalog, kw)
     assert seen[-1] > seen[0] > 0, f"the writer committed and the group followed it: {seen}"
+    listed = sum(catalog.replay_log_size(member) for member in created.members)
+    by_xids = source.db.dialect == "postgres"  # its log is read by transaction ids
+    assert (listed == 0) is by_xids, f"{listed} replay-log entries: only a window by SNAPTIME writes any"
     record = catalog.group(group)
     assert record.sg_last_status == "succeeded" and source.db.conn_id in record.points
 

@@ -301,6 +301,13 @@ def _run(session: SqlSession, dest_db: Database, member: _Member, op: str) -> No
     session.execute(sql, {"batch": 0})
 
 
+def _in_replay_order(entries: list[tuple[str, datetime]]) -> list[tuple[str, datetime]]:
+    by_time: dict[datetime, list[str]] = {}
+    for guid, ts in entries:
+        by_time.setdefault(ts, []).append(guid)
+    return in_replay_order(by_time)
+
+
 def _record(catalog: Catalog, member: _Member, started: float, started_at: datetime) -> RefreshOutcome:
     """Step 5 for one member."""
     snapshot = member.ends.snapshot
@@ -313,11 +320,8 @@ def _record(catalog: Catalog, member: _Member, started: float, started_at: datet
     else:
         kind, last_ts = INCREMENTAL, snapshot.sn_last_ts
         if member.entries:
-            by_time: dict[datetime, list[str]] = {}
-            for guid, ts in member.entries:
-                by_time.setdefault(ts, []).append(guid)
-            entries = in_replay_order(by_time)
-            last_ts = member.window.watermark(entries[-1][1])
+            last_ts = member.window.watermark(max(ts for _, ts in member.entries))
+            entries = _in_replay_order(member.entries) if member.window.needs_replay_log else []
             catalog.record_applied(snapshot.sn_name, entries, last_ts)
         record_xids(catalog, snapshot, member.window)
         notes += [member.window.note] if member.window.note else []
