@@ -97,7 +97,7 @@ def test_the_pipe_stores_what_sparks_path_stores(
     with monkeypatch.context() as shown:  # the pipe shows its rows: their entries are not read back
         shown.setattr(staged_entries, "staged_all_entries_sql", _never_read_back)
         if by_xids:
-            shown.setattr(change_pipe, "SeenEntries", _never_read_back)
+            shown.setattr(change_pipe, "SeenEntries", _never_grouped)
         outcome = api.repl_refresh_inc_snapshot(f"{dst}@{sqlite_db.conn_id}", **kw)
     assert (outcome.rows_upserted, outcome.rows_deleted) == (4, 1)
     assert piped[first:] == [5], "the change set (4 upserts, 1 delete) was staged by the pipe"
@@ -116,6 +116,10 @@ def test_the_pipe_stores_what_sparks_path_stores(
     newest = pg_db.rows(f'SELECT MAX("SNAPTIME") FROM "RLOG_{src}"')[0][0]
     assert catalog.snapshot(outcome.snapshot).sn_last_ts == catalog.snapshot(through_spark.snapshot).sn_last_ts
     assert catalog.snapshot(outcome.snapshot).sn_last_ts == newest, "SN_LAST_TS is the newest entry applied"
+
+
+def _never_grouped(*args: object) -> None:
+    raise AssertionError("the pipe's entries were grouped for a replay log that is not written")
 
 
 def _never_read_back(*args: object) -> str:
