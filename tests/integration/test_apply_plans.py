@@ -99,3 +99,44 @@ def test_apply_statements_never_scan_a_table_per_row(request, dialect, unique_na
     assert len(statements) == 5
     problems = {name: found for name, sql in statements.items() if (found := _nested_scans(db, sql))}
     assert problems == {}, json.dumps(problems, indent=1)
+
+
+def _pg_reads(node: dict) -> list[tuple[str, str]]:
+    """(node type, table) of each node of a PostgreSQL plan that reads a table."""
+    here = [(node["Node Type"], node["Relation Name"])] if "Relation Name" in node else []
+    return here + [read for child in node.get("Plans", []) for read in _pg_reads(child)]
+
+
+def test_postgres_deletes_probe_the_destination_key_index(pg_db, unique_name) -> None:
+    """A batch's deletes look each staged key up in the destination's key index: joined to the staging
+    table, PostgreSQL hashed the whole destination for a third of its size in deletes (540 ms for
+    33,333 of 2,000,000 rows against 165 ms probed)."""
+    sql = _statements(pg_db, unique_name)["incremental delete"]
+    plan = pg_db.rows(f"EXPLAIN (FORMAT JSON) {sql}")[0][0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    dest_reads = {kind for kind, table in _pg_reads(plan[0]["Plan"]) if table == f"{unique_name}_dest"}
+    assert dest_reads == {"ModifyTable", "Index Scan"}, json.dumps(plan, indent=1)
+
+
+def test_postgres_deletes_exactly_the_batchs_composite_keys(pg_db, unique_name) -> None:
+    """Composite keys, one part a mixed-case text: the key parts are unnested from one array each, and
+    only where each array is in the same order do they pair up into the keys staged for deletion.
+    Keys sorted by their first part alone would pair (1, 'p0') with 'p3' here."""
+    dialect, schema = DIALECTS["postgres"], pg_db.schema
+    dest, stage = f"{unique_name}_dest", f"{unique_name}_inc"
+    data = [Column("a", "integer", False), Column("Part", "varchar(20)", False), Column("v", "integer")]
+    pg_db.run(
+        dialect.create_table_sql(schema, dest, data, ["a", "Part"]),
+        dialect.create_table_sql(schema, stage, T.staging_columns(dialect, data), []),
+        f"INSERT INTO {dest} SELECT g / 4, 'p' || (3 - g % 4), g FROM generate_series(0, 99) g",
+        # batch 1: deletes of (1, p0..p3) and (7, p2), an upsert of (8, p1); batch 2: a delete of (9, p0)
+        f"INSERT INTO {stage} SELECT b, op, NULL, now(), a, p, NULL FROM (VALUES (1, 'D', 1, 'p3'), "
+        "(1, 'D', 7, 'p2'), (1, 'D', 1, 'p1'), (1, 'U', 8, 'p1'), (1, 'D', 1, 'p0'), (1, 'D', 1, 'p2'), "
+        "(2, 'D', 9, 'p0')) AS s(b, op, a, p)",
+    )
+    sql = dialect.delete_staged_sql(
+        dialect.qualified(schema, dest), dialect.qualified(schema, stage), ["a", "Part"], T.BATCH, T.OP
+    )
+    pg_db.run(sql.replace(":batch", "1"))
+    gone = {(g // 4, f"p{3 - g % 4}") for g in range(100)} - set(pg_db.rows(f'SELECT a, "Part" FROM {dest}'))
+    assert gone == {(1, "p0"), (1, "p1"), (1, "p2"), (1, "p3"), (7, "p2")}

@@ -205,14 +205,17 @@ class PostgresRowReplacement(RowReplacement):
         return getattr(_driver_error(err), "pgcode", None) == "23503"
 
     def delete_staged_sql(self, dest: str, stage: str, keys: Sequence[str], batch_column: str, op_column: str) -> str:
-        """``DELETE ... USING`` the staged deletions: PostgreSQL plans ``key IN (SELECT ...)`` as a
-        merge semi join over the whole destination key index (347 ms for 33,000 deletes from
-        2,000,000 rows), the join as one index probe per staged key (216 ms)."""
+        """``DELETE ... USING`` the staged deletions' keys, as arrays in key order unnested: one probe
+        of the destination's key index per key, in key order. Joined to the staging table itself,
+        PostgreSQL costs the probes as random reads and hashes the whole destination instead (a scan
+        of all its rows); ``unnest`` of an array it cannot see estimates 10 rows, so it probes. 33,333
+        deletes from 2,000,000 rows: 540 ms hashed, 165 ms probed; 1,000,000: 4.6 s and 2.6 s. One
+        array per key column, each sorted by the whole key, so the arrays' elements pair up."""
         q = self.quote
-        return (
-            f"DELETE FROM {dest} AS d USING {stage} AS s WHERE {self._match('d', 's', keys)} "
-            f"AND s.{q(batch_column)} = :batch AND s.{q(op_column)} = 'D'"
-        )
+        staged = f"FROM {stage} WHERE {q(batch_column)} = :batch AND {q(op_column)} = 'D'"
+        order = ", ".join(q(k) for k in keys)
+        arrays = ", ".join(f"ARRAY(SELECT {q(k)} {staged} ORDER BY {order})" for k in keys)
+        return f"DELETE FROM {dest} AS d USING unnest({arrays}) AS s({order}) WHERE {self._match('d', 's', keys)}"
 
     upsert_staged_sql = RowReplacement._upsert_where_differs
 
