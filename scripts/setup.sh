@@ -100,6 +100,11 @@ fi
 # (the second as a plugin import error). The editable install's own metadata is in the venv.
 rm -rf "$SNAPREPL_ROOT/include/snaprepl.egg-info"
 
+# Bytecode for the checkout's modules, as an installed wheel has it (pip compiles at install). Where
+# PYTHONDONTWRITEBYTECODE is set (this project's machines set it), every command would otherwise
+# compile about 190 modules first: 0.4 s of a 1.0-second refresh. Only changed files recompile.
+"$VENV/bin/python" -m compileall -q -j 0 "$SNAPREPL_ROOT/include/snaprepl" >/dev/null
+
 # Spark's launcher scripts look for python3 on PATH and SPARK_HOME; point both at the venv.
 export PATH="$VENV/bin:$PATH"
 SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
