@@ -57,3 +57,20 @@ def test_status_without_probes_loads_neither_airflow_nor_alembic(tmp_path) -> No
     assert f"catalog: sqlite database {tmp_path}/catalog.db" in result.stdout
     loaded = {m.split(".")[0] for m in json.loads(result.stdout.splitlines()[-1])}
     assert loaded <= {"sqlalchemy", "sqlglot"}, loaded
+
+
+def test_an_update_snapshot_loads_no_sqlglot() -> None:
+    """Only statements that create snapshots parse SQL (sqlglot, 0.09 s of every command that loaded
+    it): the API, a refresh's job path and the statement's parse leave it unloaded."""
+    code = (
+        "import json, sys\n"
+        "import snaprepl.api.script, snaprepl.refresh.job, snaprepl.submit.refresh\n"
+        "import snaprepl.dialects.postgres_pipe, snaprepl.spark.connect\n"
+        "from snaprepl.statements.parser import parse_script\n"
+        "parse_script('UPDATE SNAPSHOT a@b')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlglot', 'pyspark'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert json.loads(result.stdout.splitlines()[-1]) == []
