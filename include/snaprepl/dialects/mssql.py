@@ -13,6 +13,7 @@ class MsSqlDialect(Dialect):
     name = "mssql"
     first_rows = "SELECT TOP ({rows}) * FROM ({select}) snaprepl_first"
     sqlglot_dialect = "tsql"
+    identifier_quotes = ("[", "]")
     max_identifier_length = 128
     transactional_ddl = True
     jdbc_driver = "com.microsoft.sqlserver.jdbc.SQLServerDriver"

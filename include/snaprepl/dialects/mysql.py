@@ -44,6 +44,7 @@ class MySqlDialect(
 ):
     name = "mysql"
     sqlglot_dialect = "mysql"
+    identifier_quotes = ("`", "`")
     max_identifier_length = 64
     transactional_ddl = False
     executable = True
