@@ -36,6 +36,16 @@ RUNS = (
 )
 
 
+#: Runs one statement through the command line and prints which of Spark and the SQL parser it loaded.
+LOADS = (
+    "import sys\n"
+    "from snaprepl.cli import main\n"
+    "code = main(['sql', sys.argv[1]])\n"
+    "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'pyspark', 'sqlglot'}))\n"
+    "sys.exit(code)\n"
+)
+
+
 def snaprepl(*args: str, env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "snaprepl", *args],
@@ -86,6 +96,33 @@ def test_fifty_refreshes_keep_the_servers_python_workers_bounded(pg_db, catalog,
 
     status = snaprepl("spark-server", "status", env=env)
     assert status.returncode == 0 and f"pid {server['pid']}" in status.stdout and "answers" in status.stdout
+
+
+def test_a_postgres_refresh_through_the_pipe_loads_neither_spark_nor_a_sql_parser(
+    pg_db, catalog, connect_server, unique_name
+) -> None:
+    """PostgreSQL into PostgreSQL, the COPY pipe moves the changes: no Spark session, and no SQL parser
+    (sqlglot, 0.09 s of a 1-second refresh), the snapshot's query and its column types being read back
+    as snaprepl wrote them. Both are loaded once the source's columns change (a type to compare)."""
+    env = {**os.environ, **server_env(connect_server)}
+    src, snapshot = f"{unique_name}_s", f"{unique_name}@{pg_db.conn_id}"
+    pg_db.run(f"CREATE TABLE {src} (id int PRIMARY KEY, v varchar(10))", f"INSERT INTO {src} VALUES (1, 'a')")
+    created = snaprepl(
+        "sql",
+        f"CREATE SNAPSHOT LOG FOR {src}@{pg_db.conn_id}; CREATE SNAPSHOT {snapshot} FROM {src}@{pg_db.conn_id}",
+        env=env,
+    )
+    assert created.returncode == 0, created.stderr[-3000:]
+    loaded = []
+    for change in (f"UPDATE {src} SET v = 'b'", f"ALTER TABLE {src} ALTER COLUMN v TYPE varchar(20)"):
+        pg_db.run(change, f"INSERT INTO {src} VALUES ({len(loaded) + 2}, 'c')")
+        ran = subprocess.run(
+            [sys.executable, "-c", LOADS, f"UPDATE SNAPSHOT {snapshot}"], capture_output=True, text=True, env=env
+        )
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        loaded.append(next(line for line in ran.stdout.splitlines() if line.startswith("LOADED")))
+    assert loaded == ["LOADED []", "LOADED ['sqlglot']"]
+    assert pg_db.rows(f"SELECT id, v FROM {unique_name} ORDER BY id") == [(1, "b"), (2, "c"), (3, "c")]
 
 
 def test_a_server_that_is_down_fails_in_one_line_naming_the_connection(pg_db, catalog, unique_name) -> None:

@@ -42,7 +42,7 @@ from snaprepl.dialects.base import Dialect
 from snaprepl.dialects.types import to_generic
 from snaprepl.errors import InvalidArgument, SourceColumnsChanged
 from snaprepl.refresh.endpoints import Endpoints
-from snaprepl.sql.change_queries import incremental_snapshot_query
+from snaprepl.sql.change_queries import incremental_query_columns, incremental_snapshot_query
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,11 @@ class ColumnPlan:
 
 
 def recorded_columns(snapshot: SnapshotRecord, dialect: Dialect) -> list[str]:
-    """The columns the snapshot's query selects, as it names them."""
+    """The columns the snapshot's query selects, as it names them: read back as snaprepl wrote it,
+    else parsed."""
+    written = incremental_query_columns(dialect, snapshot.sn_query)
+    if written is not None:
+        return written
     import sqlglot
     from sqlglot import exp
 
@@ -269,6 +273,8 @@ def _narrower(ends: Endpoints, held: Column, column: Column) -> str | None:
     source, dest = ends.source_db.dialect, ends.dest_db.dialect
     try:
         target = dest.map_type(column.type_sql, source)
+        if target == held.type_sql:  # the same type (what follows would find so, parsing both)
+            return None
         needed, have = to_generic(target, dest.name), to_generic(held.type_sql, dest.name)
     except InvalidArgument:
         return None  # no portable type: not compared (as when the snapshot was created)

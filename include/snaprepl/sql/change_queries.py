@@ -11,6 +11,7 @@ rows travel, current as of now. Its result has these columns besides the snapsho
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
@@ -145,6 +146,24 @@ def incremental_snapshot_query(
     columns change when the source's do, :mod:`snaprepl.refresh.columns`)."""
     select = ", ".join(dialect.quote(c) for c in columns)
     return f"SELECT {select} FROM {dialect.qualified(schema, table)}" + (f" WHERE ({where})" if where else "")
+
+
+def incremental_query_columns(dialect: Dialect, query: str) -> list[str] | None:
+    """The columns of ``query`` if it is exactly as :func:`incremental_snapshot_query` writes it, read
+    back without a SQL parser (every incremental refresh asks, and sqlglot takes 0.09 s to load);
+    None for any other text. What is read is written again and compared, so a name is never misread."""
+    start, end = dialect.identifier_quotes
+    quoted = re.compile(f"{re.escape(start)}((?:[^{re.escape(end)}]|{re.escape(end * 2)})*){re.escape(end)}")
+    names: list[str] = []
+    pos = len("SELECT ")
+    while (found := quoted.match(query, pos)) is not None:
+        names.append(found.group(1).replace(end * 2, end))
+        pos = found.end()
+        if not query.startswith(", ", pos):
+            break
+        pos += 2
+    select = ", ".join(dialect.quote(n) for n in names)
+    return names if names and query.startswith(f"SELECT {select} FROM ") else None
 
 
 def window_groups_sql(dialect: Dialect, log: LogRecord, since: datetime, window: str | None = None) -> str:
