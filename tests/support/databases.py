@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,6 +49,19 @@ def pg_admin_connect(dbname: str = "postgres") -> Iterator[Any]:
         yield conn
     finally:
         conn.close()
+
+
+@contextmanager
+def pg_scratch_database(prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped on leaving (with whatever still connects)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with pg_admin_connect() as conn:
+        conn.cursor().execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql://{PG_ADMIN['user']}@{PG_ADMIN['host']}:{PG_ADMIN['port']}/{name}"
+    finally:
+        with pg_admin_connect() as conn:
+            conn.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager

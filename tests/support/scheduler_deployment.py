@@ -17,7 +17,7 @@ from snaprepl.catalog.records import SnapshotRecord
 from snaprepl.catalog.store import Catalog
 from snaprepl.common.dag_names import snapshot_dag_id
 from tests.support.airflow_cluster import AirflowCluster
-from tests.support.databases import PG_ADMIN, RealDatabase
+from tests.support.databases import PG_ADMIN, RealDatabase, pg_scratch_database
 from tests.support.unreachable import closed_port
 
 #: The source connection's password. PostgreSQL trusts local connections, so any password works;
@@ -57,8 +57,16 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
+def deployment_metadata_url() -> Iterator[str]:
+    """A PostgreSQL metadata database, as deployed: on SQLite, the api-server's trigger of a run could
+    fail with "database is locked" while the scheduler and the dag-processor wrote."""
+    with pg_scratch_database("snaprepl_af") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def deployment(
-    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase
+    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase, deployment_metadata_url: str
 ) -> Iterator[Deployment]:
     table = f"t_{uuid.uuid4().hex[:10]}"
     dest_table = f"{table}_copy"
@@ -80,6 +88,7 @@ def deployment(
             },
             f"AIRFLOW_CONN_{CLOSED.upper()}": f"postgresql://{PG_ADMIN['user']}@127.0.0.1:{closed_port()}/gone",
         },
+        database_url=deployment_metadata_url,
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
 

@@ -5,7 +5,13 @@ module that defines a fixture of the same name (its own deployment) uses its own
 
 from tests.support.scheduler_collections import collection_publication
 from tests.support.scheduler_connect import connect_snapshot
-from tests.support.scheduler_deployment import deployment
+from tests.support.scheduler_deployment import deployment, deployment_metadata_url
 from tests.support.scheduler_subscribers import three_subscribers
 
-__all__ = ["collection_publication", "connect_snapshot", "deployment", "three_subscribers"]
+__all__ = [
+    "collection_publication",
+    "connect_snapshot",
+    "deployment",
+    "deployment_metadata_url",
+    "three_subscribers",
+]

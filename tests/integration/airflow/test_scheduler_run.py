@@ -7,7 +7,8 @@ runs from a task, and that no credential reaches the logs.
 
 One deployment serves the module (see tests/support/airflow_cluster.py): the source is a PostgreSQL
 table whose connection has a password, the destination a SQLite table, the catalog the cluster's
-SQLite metadata database.
+PostgreSQL metadata database (on SQLite, a trigger could fail with "database is locked" while the
+scheduler wrote).
 """
 
 from __future__ import annotations
