@@ -69,10 +69,13 @@ def pipe_loader(
         log.info("snapshot %s: changes read through Spark, not the COPY pipe: %s", ends.snapshot.sn_name, refusal)
         return None
     groups = window_groups_sql(source, window.log, window.start, window.condition(source, "snaprepl_l."))
-    staged = staged_changes_query(source, (query, groups), key, [c.name for c in data], lost, commit_rows)
+    entries = window.needs_replay_log
+    staged = staged_changes_query(
+        source, (query, groups), key, [c.name for c in data], lost, commit_rows, entries=entries
+    )
 
     def load(stage: str) -> SeenEntries | None:
-        seen = SeenEntries() if pipe.shows_rows and window.needs_replay_log else None
+        seen = SeenEntries() if pipe.shows_rows and entries else None
         try:
             _pipe(ends, pipe, staged, (ends.snapshot.sn_dest_schema, stage, stage_columns), seen)
         finally:

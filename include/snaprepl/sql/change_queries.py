@@ -188,6 +188,8 @@ def staged_changes_query(
     columns: Sequence[str],
     lost: Collection[str],
     commit_rows: int,
+    *,
+    entries: bool = True,
 ) -> str:
     """The rows of the change query as the destination's staging table holds them, numbered into
     commit batches by the source database, for the bulk pipe and Spark's JDBC read alike.
@@ -202,6 +204,8 @@ def staged_changes_query(
     :param key_columns: the snapshot's key, whose values come from the log (deletes have no row).
     :param columns: the staging table's data columns (the destination's), in its order.
     :param lost: those the source no longer has: NULL.
+    :param entries: whether the rows carry their log entries' RLOG_ROWGUIDs, which only the replay log
+        needs: without it, NULL (36 bytes less per row through the pipe and into staging).
     """
     q = dialect.quote
     rows, groups = change
@@ -214,7 +218,7 @@ def staged_changes_query(
     selected = [
         f"b.{q(BATCH)}",
         f"CASE WHEN c.{q(PRESENT)} IS NOT NULL THEN 'U' ELSE 'D' END AS {q(OP)}",
-        f"c.{q(ROWGUID)}",
+        f"c.{q(ROWGUID)}" if entries else f"NULL AS {q(ROWGUID)}",
         f"c.{q(SNAPTIME)}",
         *values,
     ]
