@@ -57,16 +57,17 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def deployment_metadata_url() -> Iterator[str]:
-    """A PostgreSQL metadata database, as deployed: on SQLite, the api-server's trigger of a run could
-    fail with "database is locked" while the scheduler and the dag-processor wrote."""
+def airflow_metadata_url() -> Iterator[str]:
+    """A PostgreSQL metadata database for a module's Airflow, as deployed: on SQLite, the api-server's
+    trigger of a run could fail with "database is locked" while the scheduler and the dag-processor
+    wrote. The page's deployment (test_replication_page.py) uses it too."""
     with pg_scratch_database("snaprepl_af") as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def deployment(
-    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase, deployment_metadata_url: str
+    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase, airflow_metadata_url: str
 ) -> Iterator[Deployment]:
     table = f"t_{uuid.uuid4().hex[:10]}"
     dest_table = f"{table}_copy"
@@ -88,7 +89,7 @@ def deployment(
             },
             f"AIRFLOW_CONN_{CLOSED.upper()}": f"postgresql://{PG_ADMIN['user']}@127.0.0.1:{closed_port()}/gone",
         },
-        database_url=deployment_metadata_url,
+        database_url=airflow_metadata_url,
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
 

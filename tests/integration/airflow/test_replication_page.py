@@ -45,7 +45,7 @@ from snaprepl.common.dag_names import (
 from tests.support.airflow_cluster import REPO, AirflowCluster
 from tests.support.airflow_groups import recorded_group
 from tests.support.browser import chromium, press
-from tests.support.databases import PG_ADMIN, RealDatabase, pg_scratch_database
+from tests.support.databases import PG_ADMIN, RealDatabase
 from tests.support.other_origin import SENT_PER_ORIGIN, forgery_pages, serve
 from tests.support.page_records import record_conflict, record_history
 
@@ -113,16 +113,8 @@ def _create_copies(cluster: AirflowCluster, table: str, published: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def metadata_url() -> Iterator[str]:
-    """A PostgreSQL metadata database, as deployed: on SQLite, the api-server's trigger of a run could
-    fail with "database is locked" while the scheduler and the dag-processor wrote."""
-    with pg_scratch_database("snaprepl_af") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def site(
-    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase, metadata_url: str
+    tmp_path_factory: pytest.TempPathFactory, pg_db: RealDatabase, sqlite_db: RealDatabase, airflow_metadata_url: str
 ) -> Iterator[Site]:
     table, published = f"pg_{uuid.uuid4().hex[:8]}", f"pp_{uuid.uuid4().hex[:8]}"
     pg_db.run(
@@ -150,7 +142,7 @@ def site(
             "SNAPREPL_TEST_HIDDEN_DAGS": json.dumps({"carol": [snapshot_dag_id(hidden)]}),
             "PYTHONPATH": os.pathsep.join([str(REPO / "include"), str(REPO), os.environ.get("PYTHONPATH", "")]),
         },
-        database_url=metadata_url,
+        database_url=airflow_metadata_url,
     )
     catalog = Catalog.from_connection(connection_from_url(cluster.database_url, "snaprepl_catalog"))
     try:
